@@ -1,0 +1,69 @@
+//! The `stsfair` command: thin glue from flags to library calls. Each subcommand lives in its
+//! own file; none holds solver logic.
+//!
+//! Exit codes (FORMAT.md): 0 optimal or feasible; 3 infeasible; 2 invalid input or usage;
+//! 1 any other failure.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod solve;
+
+/// Exact spatiotemporal-fair round scheduling for shared heterogeneous GPU clusters.
+#[derive(Parser)]
+#[command(name = "stsfair", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check an instance file against the format; exit 0 if valid, 2 if not.
+    Validate(solve::ValidateArgs),
+    /// Solve one round of an instance file.
+    Solve(solve::SolveArgs),
+    /// Check a solution file against its instance, recomputing everything from the instance.
+    Verify(solve::VerifyArgs),
+}
+
+/// A failure with the exit code it maps to.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    /// Invalid input or usage (exit 2).
+    pub fn input(message: impl std::fmt::Display) -> Self {
+        Failure { code: 2, message: message.to_string() }
+    }
+    /// Any other failure (exit 1).
+    pub fn other(message: impl std::fmt::Display) -> Self {
+        Failure { code: 1, message: message.to_string() }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Validate(a) => solve::validate(a),
+        Command::Solve(a) => solve::solve(a),
+        Command::Verify(a) => solve::verify(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("stsfair: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

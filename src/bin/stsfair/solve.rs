@@ -1,0 +1,165 @@
+//! `validate`, `solve` and `verify`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use stsfair::solvers::{self, SolverConfig};
+use stsfair::{Instance, JobClass, RoundProblem, Solution, Status};
+
+use crate::Failure;
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// Instance file (stsfair/1 JSON).
+    file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct SolveArgs {
+    /// Instance file (stsfair/1 JSON).
+    file: PathBuf,
+    /// Solver: dp (exact, fast), dp-dense (reference DP), brute (tiny instances), ilp (HiGHS).
+    #[arg(long, default_value = "dp")]
+    solver: String,
+    /// Print exactly the stsfair-solution/1 document on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Time limit in seconds (ilp).
+    #[arg(long)]
+    time_limit: Option<f64>,
+    /// Relative MIP gap at which the ilp may stop (default 0: exact).
+    #[arg(long)]
+    mip_rel_gap: Option<f64>,
+    /// Absolute MIP gap at which the ilp may stop (default 0: exact).
+    #[arg(long)]
+    mip_abs_gap: Option<f64>,
+    /// Threads for the ilp (default 1).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Memory limit of the DP in MiB.
+    #[arg(long)]
+    max_memory_mib: Option<u64>,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// Instance file.
+    instance: PathBuf,
+    /// Solution file (stsfair-solution/1, as written by `solve --json`).
+    solution: PathBuf,
+}
+
+pub fn load(path: &PathBuf) -> Result<Instance, Failure> {
+    Instance::from_path(path).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+}
+
+pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
+    let instance = load(&args.file)?;
+    let options: usize = instance.jobs().iter().map(|j| j.options().len()).sum();
+    println!(
+        "{}: valid ({} gpu types, {} jobs, {} options)",
+        args.file.display(),
+        instance.gpu_types().len(),
+        instance.jobs().len(),
+        options
+    );
+    Ok(0)
+}
+
+fn config(args: &SolveArgs) -> Result<SolverConfig, Failure> {
+    let non_negative = |name: &str, v: Option<f64>| match v {
+        Some(x) if !(x >= 0.0 && x.is_finite()) => {
+            Err(Failure::input(format!("--{name} must be a finite number >= 0 (got {x})")))
+        }
+        _ => Ok(v),
+    };
+    if args.threads == Some(0) {
+        return Err(Failure::input("--threads must be >= 1 (got 0)"));
+    }
+    Ok(SolverConfig {
+        time_limit: non_negative("time-limit", args.time_limit)?,
+        mip_rel_gap: non_negative("mip-rel-gap", args.mip_rel_gap)?,
+        mip_abs_gap: non_negative("mip-abs-gap", args.mip_abs_gap)?,
+        threads: args.threads,
+        max_bytes: args.max_memory_mib.map(|m| m.saturating_mul(1 << 20)),
+    })
+}
+
+pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
+    let config = config(&args)?;
+    let Some(solver) = solvers::by_name(&args.solver, &config) else {
+        return Err(Failure::input(format!(
+            "--solver must be one of {} (got {:?})",
+            solvers::solver_names().join(", "),
+            args.solver
+        )));
+    };
+    let instance = load(&args.file)?;
+    let solution = solver.solve(&instance).map_err(Failure::other)?;
+    if args.json {
+        println!("{}", solution.to_json(&instance));
+    } else {
+        print_summary(&instance, &solution);
+    }
+    Ok(if matches!(solution.status, Status::Infeasible { .. }) { 3 } else { 0 })
+}
+
+fn print_summary(instance: &Instance, solution: &Solution) {
+    let problem = RoundProblem::new(instance);
+    let name = instance.name().unwrap_or("(unnamed)");
+    println!("instance   {name}: {} jobs, {} gpu types", instance.jobs().len(), instance.gpu_types().len());
+    println!("solver     {}", solution.solver);
+    match &solution.status {
+        Status::Infeasible { reason } => {
+            println!("status     infeasible");
+            println!("reason     {reason}");
+        }
+        status => {
+            let gap = match status {
+                Status::Feasible { gap } => format!(" (gap {gap:.3e})"),
+                _ => String::new(),
+            };
+            println!("status     {}{gap}", status.as_str());
+            println!("objective  {:.9}", solution.objective.unwrap_or(f64::NAN));
+            let run = solution.assignments.iter().filter(|a| a.is_some()).count();
+            let forced = problem.jobs.iter().filter(|j| matches!(j.class, JobClass::Forced { .. })).count();
+            let behind = problem
+                .jobs
+                .iter()
+                .filter(|j| matches!(j.class, JobClass::Forced { cannot_catch_up: true }))
+                .count();
+            let unbounded = problem.jobs.iter().filter(|j| j.class == JobClass::Unbounded).count();
+            println!(
+                "jobs       {run} run, {} idle; {forced} forced ({behind} cannot catch up), {unbounded} without a fairness bound",
+                solution.assignments.len() - run
+            );
+        }
+    }
+    println!("units      used / capacity per gpu type");
+    for (g, used) in instance.gpu_types().iter().zip(&solution.units_used) {
+        let cap = g.capacity();
+        let pct = if cap > 0 { 100.0 * *used as f64 / cap as f64 } else { 0.0 };
+        println!("  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)", g.name());
+    }
+    if let Some(s) = solution.seconds() {
+        println!("time       {s:.6} s");
+    }
+}
+
+pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
+    let instance = load(&args.instance)?;
+    let text = std::fs::read_to_string(&args.solution)
+        .map_err(|e| Failure::input(format!("cannot read {}: {e}", args.solution.display())))?;
+    let solution = Solution::from_json(&instance, &text).map_err(Failure::input)?;
+    match stsfair::verify(&instance, &solution) {
+        Ok(v) => {
+            match v.objective {
+                Some(obj) => println!("valid: {} solution, objective {obj:.9} recomputed from the instance", solution.status.as_str()),
+                None if v.infeasibility_certified => println!("valid: infeasible, certified by a capacity shortage"),
+                None => println!("valid form: infeasible (not certified: no single set of gpu types is short)"),
+            }
+            Ok(0)
+        }
+        Err(e) => Err(Failure { code: 1, message: format!("invalid solution: {e}") }),
+    }
+}

@@ -1,0 +1,262 @@
+//! From an instance to the round problem every solver works on (MODEL.md sections 3 and 4).
+//!
+//! This is the one place where shares, equal-share throughputs, normalized service, efficiency
+//! values and the fairness minimum are computed, so that every solver, the verifier and the
+//! round mechanism agree to the last bit. Comparisons follow MODEL.md literally: exact
+//! floating-point comparisons, computed in the order the model writes them.
+
+use crate::instance::{Instance, JobOption};
+
+/// How the fairness constraint treats a job this round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum JobClass {
+    /// F_j = 0: no fairness bound; never forced, may idle.
+    Unbounded,
+    /// m_j <= 0: may run or idle.
+    Optional,
+    /// m_j > 0 and F_j > 0: must run an admissible option.
+    Forced {
+        /// No option reaches m_j; the options of largest sigma are admissible instead.
+        cannot_catch_up: bool,
+    },
+}
+
+/// An admissible option of a job in the round problem.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundOption {
+    /// Index into the job's [`Job::options`](crate::Job::options).
+    pub option: usize,
+    /// GPU type k.
+    pub gpu: usize,
+    /// Slot size s.
+    pub slot: u32,
+    /// Units used, d_j * s.
+    pub units: u64,
+    /// Normalized service sigma = theta / F_j (infinite when F_j = 0).
+    pub sigma: f64,
+    /// Efficiency value v = w_j * theta / theta_max_j.
+    pub value: f64,
+}
+
+/// One job as the solvers see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundJob {
+    /// phi_j = w_j / sum of w.
+    pub share: f64,
+    /// F_j, the equal-share throughput.
+    pub fair_rate: f64,
+    /// theta_max_j (0 when the job has no option).
+    pub max_throughput: f64,
+    /// m_j = (D_j + lambda) - Delta.
+    pub minimum: f64,
+    /// Forced, optional or unbounded.
+    pub class: JobClass,
+    /// The admissible options, in the order of the job's options.
+    pub options: Vec<RoundOption>,
+}
+
+impl RoundJob {
+    /// Whether the job may be left idle.
+    pub fn may_idle(&self) -> bool {
+        !matches!(self.class, JobClass::Forced { .. })
+    }
+}
+
+/// The per-round problem: a multiple-choice knapsack with one capacity per GPU type, each option
+/// using units of exactly one type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundProblem {
+    /// GPU type names, for messages.
+    pub type_names: Vec<String>,
+    /// Job ids, for messages.
+    pub job_ids: Vec<String>,
+    /// C_k per GPU type.
+    pub capacity: Vec<u64>,
+    /// The jobs, in instance order.
+    pub jobs: Vec<RoundJob>,
+}
+
+/// phi_j for every job, and F_j (MODEL.md section 3).
+pub fn fair_rate(instance: &Instance, job: usize, share: f64) -> f64 {
+    let j = &instance.jobs()[job];
+    let types = instance.gpu_types();
+    // Whole-GPU throughput per type (0 where the type has no fitting whole-GPU option).
+    let whole: Vec<f64> = types
+        .iter()
+        .enumerate()
+        .map(|(k, g)| {
+            j.options()
+                .iter()
+                .find(|o| o.gpu == k && o.slot == g.units())
+                .map_or(0.0, |o| o.throughput)
+        })
+        .collect();
+    let mut x: Vec<f64> = types
+        .iter()
+        .map(|g| share * f64::from(g.count()) / f64::from(j.workers()))
+        .collect();
+    let total: f64 = x.iter().sum();
+    if total > 1.0 {
+        // Fastest types first (largest whole-GPU throughput; ties to the type listed first),
+        // until the fractions sum to 1. A type with no whole-GPU entry has throughput 0, so it
+        // comes last and adds nothing whichever fraction it keeps.
+        let mut order: Vec<usize> = (0..types.len()).collect();
+        order.sort_by(|&a, &b| whole[b].total_cmp(&whole[a]).then(a.cmp(&b)));
+        let mut left = 1.0_f64;
+        for k in order {
+            let take = x[k].min(left);
+            x[k] = take;
+            left -= take;
+        }
+    }
+    x.iter().zip(&whole).map(|(xk, t)| xk * t).sum()
+}
+
+/// The shares phi_j of all jobs: w_j / (sum of all weights, in job order).
+pub fn shares(instance: &Instance) -> Vec<f64> {
+    let total: f64 = instance.jobs().iter().map(|j| j.weight()).sum();
+    instance.jobs().iter().map(|j| j.weight() / total).collect()
+}
+
+/// Normalized service of a throughput for a job with equal-share rate `fair_rate`.
+pub fn sigma(throughput: f64, fair_rate: f64) -> f64 {
+    throughput / fair_rate
+}
+
+impl RoundProblem {
+    /// Derives the round problem from a validated instance. O(n * (|O| + K log K)).
+    pub fn new(instance: &Instance) -> RoundProblem {
+        let fairness = instance.fairness();
+        let capacity = instance.gpu_types().iter().map(|g| g.capacity()).collect();
+        let shares = shares(instance);
+        let jobs = instance
+            .jobs()
+            .iter()
+            .enumerate()
+            .map(|(jx, job)| {
+                let share = shares[jx];
+                let fair_rate = fair_rate(instance, jx, share);
+                let max_throughput = job.options().iter().map(|o| o.throughput).fold(0.0, f64::max);
+                let minimum = (job.deficit() + fairness.lambda) - fairness.max_debt;
+                let all = |o: &JobOption| sigma(o.throughput, fair_rate);
+                let mk = |(i, o): (usize, &JobOption)| RoundOption {
+                    option: i,
+                    gpu: o.gpu,
+                    slot: o.slot,
+                    units: o.units,
+                    sigma: all(o),
+                    value: job.weight() * o.throughput / max_throughput,
+                };
+                let every: Vec<RoundOption> = job.options().iter().enumerate().map(mk).collect();
+                let (class, options) = if fair_rate > 0.0 && minimum > 0.0 {
+                    let reaching: Vec<RoundOption> =
+                        every.iter().copied().filter(|o| o.sigma >= minimum).collect();
+                    if reaching.is_empty() {
+                        let best = every.iter().map(|o| o.sigma).fold(f64::NEG_INFINITY, f64::max);
+                        let top = every.iter().copied().filter(|o| o.sigma == best).collect();
+                        (JobClass::Forced { cannot_catch_up: true }, top)
+                    } else {
+                        (JobClass::Forced { cannot_catch_up: false }, reaching)
+                    }
+                } else if fair_rate > 0.0 {
+                    (JobClass::Optional, every)
+                } else {
+                    (JobClass::Unbounded, every)
+                };
+                RoundJob { share, fair_rate, max_throughput, minimum, class, options }
+            })
+            .collect();
+        RoundProblem {
+            type_names: instance.gpu_types().iter().map(|g| g.name().to_string()).collect(),
+            job_ids: instance.jobs().iter().map(|j| j.id().to_string()).collect(),
+            capacity,
+            jobs,
+        }
+    }
+
+    /// Number of GPU types.
+    pub fn types(&self) -> usize {
+        self.capacity.len()
+    }
+
+    /// Indices of the forced jobs.
+    pub fn forced(&self) -> impl Iterator<Item = usize> + '_ {
+        self.jobs.iter().enumerate().filter(|(_, j)| !j.may_idle()).map(|(i, _)| i)
+    }
+
+    /// A Hall-type certificate of infeasibility, if one exists: a set of GPU types T such that the
+    /// forced jobs whose admissible options all lie in T need, even each at its smallest option
+    /// in T, more units than T holds. Checks every subset of up to 16 types (2^K subsets, O(2^K n)
+    /// time). Returns `None` when no such set proves infeasibility (the round may still be
+    /// infeasible because of how units split between types).
+    pub fn shortage(&self) -> Option<Shortage> {
+        let k = self.types();
+        if k > 16 {
+            return None;
+        }
+        // For each forced job: bitmask of types it can use and its smallest units per type.
+        let forced: Vec<(u32, Vec<u64>)> = self
+            .forced()
+            .map(|j| {
+                let mut mask = 0u32;
+                let mut least = vec![u64::MAX; k];
+                for o in &self.jobs[j].options {
+                    mask |= 1 << o.gpu;
+                    least[o.gpu] = least[o.gpu].min(o.units);
+                }
+                (mask, least)
+            })
+            .collect();
+        let mut best: Option<Shortage> = None;
+        for set in 1u32..(1u32 << k) {
+            let mut need = 0u64;
+            let mut jobs = 0usize;
+            for (mask, least) in &forced {
+                if mask & !set == 0 {
+                    let m = (0..k).filter(|t| set >> t & 1 == 1).map(|t| least[t]).min().unwrap_or(0);
+                    need = need.saturating_add(m);
+                    jobs += 1;
+                }
+            }
+            let have: u64 = (0..k).filter(|t| set >> t & 1 == 1).map(|t| self.capacity[t]).sum();
+            if need > have {
+                let short = need - have;
+                // Prefer the smallest set of types; among equals the largest shortage.
+                let better = match &best {
+                    None => true,
+                    Some(b) => {
+                        let bs = b.types.len();
+                        let cs = set.count_ones() as usize;
+                        cs < bs || (cs == bs && short > b.short)
+                    }
+                };
+                if better {
+                    best = Some(Shortage {
+                        types: (0..k).filter(|t| set >> t & 1 == 1).collect(),
+                        jobs,
+                        need,
+                        have,
+                        short,
+                    });
+                }
+            }
+        }
+        best
+    }
+}
+
+/// A proof of infeasibility: the forced jobs confined to `types` need at least `need` units of
+/// them, which hold only `have`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shortage {
+    /// The GPU types (indices).
+    pub types: Vec<usize>,
+    /// How many forced jobs can only use these types.
+    pub jobs: usize,
+    /// Units those jobs need at the least.
+    pub need: u64,
+    /// Units the types hold.
+    pub have: u64,
+    /// need - have.
+    pub short: u64,
+}

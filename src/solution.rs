@@ -1,0 +1,403 @@
+//! Solutions of a round, their `stsfair-solution/1` form, and [`verify`], which checks a solution
+//! against its instance without trusting the solver that produced it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::formulation::{JobClass, RoundProblem};
+use crate::instance::Instance;
+
+/// The format tag of solution documents.
+pub const SOLUTION_TAG: &str = "stsfair-solution/1";
+
+/// Relative tolerance of objective comparisons (MODEL.md section 4).
+pub const OBJECTIVE_TOLERANCE: f64 = 1e-9;
+
+/// Whether two objective values agree: |a - b| <= 1e-9 * max(1, |a|).
+pub fn objectives_agree(a: f64, b: f64) -> bool {
+    (a - b).abs() <= OBJECTIVE_TOLERANCE * a.abs().max(1.0)
+}
+
+/// How a solve ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// Proven optimal.
+    Optimal,
+    /// A solution found before a limit stopped the solver; `gap` is the relative MIP gap.
+    Feasible {
+        /// Relative gap between the solution and the best bound.
+        gap: f64,
+    },
+    /// No assignment meets every forced job's minimum.
+    Infeasible {
+        /// Why, in words naming forced jobs or GPU types.
+        reason: String,
+    },
+}
+
+impl Status {
+    /// The status word of the file format.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Optimal => "optimal",
+            Status::Feasible { .. } => "feasible",
+            Status::Infeasible { .. } => "infeasible",
+        }
+    }
+}
+
+/// What a job does this round: an option (GPU type index and slot size) or idle.
+pub type Assignment = Option<(usize, u32)>;
+
+/// A solver's answer for one round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solution {
+    /// Name of the solver ("dp", "ilp", "brute").
+    pub solver: String,
+    /// How the solve ended.
+    pub status: Status,
+    /// Sum of v over the assigned jobs; `None` when infeasible.
+    pub objective: Option<f64>,
+    /// One entry per job, in instance order; empty when infeasible.
+    pub assignments: Vec<Assignment>,
+    /// Units used per GPU type.
+    pub units_used: Vec<u64>,
+    /// Solver statistics; `seconds` is always present. Written under `stats`.
+    pub stats: BTreeMap<String, Value>,
+}
+
+impl Solution {
+    /// Builds a feasible solution from assignments, computing objective and units from `problem`.
+    /// Assignments must name admissible options (solvers only produce those).
+    pub fn from_assignments(
+        solver: &str,
+        status: Status,
+        problem: &RoundProblem,
+        assignments: Vec<Assignment>,
+    ) -> Solution {
+        let mut units = vec![0u64; problem.types()];
+        let mut objective = 0.0;
+        for (job, a) in problem.jobs.iter().zip(&assignments) {
+            if let Some((gpu, slot)) = *a {
+                if let Some(o) = job.options.iter().find(|o| o.gpu == gpu && o.slot == slot) {
+                    units[gpu] += o.units;
+                    objective += o.value;
+                }
+            }
+        }
+        Solution {
+            solver: solver.to_string(),
+            status,
+            objective: Some(objective),
+            assignments,
+            units_used: units,
+            stats: BTreeMap::new(),
+        }
+    }
+
+    /// An infeasible answer with its reason.
+    pub fn infeasible(solver: &str, problem: &RoundProblem, reason: String) -> Solution {
+        Solution {
+            solver: solver.to_string(),
+            status: Status::Infeasible { reason },
+            objective: None,
+            assignments: Vec::new(),
+            units_used: vec![0; problem.types()],
+            stats: BTreeMap::new(),
+        }
+    }
+
+    /// Sets a statistic.
+    pub fn stat(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.stats.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// The solve time recorded in `stats.seconds`, if any.
+    pub fn seconds(&self) -> Option<f64> {
+        self.stats.get("seconds").and_then(Value::as_f64)
+    }
+
+    /// The solution as a `stsfair-solution/1` JSON value.
+    pub fn to_json(&self, instance: &Instance) -> Value {
+        let mut m = Map::new();
+        m.insert("format".into(), SOLUTION_TAG.into());
+        m.insert("instance".into(), instance.name().map_or(Value::Null, |n| n.into()));
+        m.insert("solver".into(), self.solver.clone().into());
+        m.insert("status".into(), self.status.as_str().into());
+        m.insert("objective".into(), self.objective.map_or(Value::Null, Value::from));
+        let assignments = instance
+            .jobs()
+            .iter()
+            .zip(&self.assignments)
+            .map(|(job, a)| match a {
+                Some((gpu, slot)) => serde_json::json!({
+                    "job": job.id(), "gpu": instance.gpu_types()[*gpu].name(), "slot": slot
+                }),
+                None => serde_json::json!({ "job": job.id(), "idle": true }),
+            })
+            .collect();
+        m.insert("assignments".into(), Value::Array(assignments));
+        let units: Map<String, Value> = instance
+            .gpu_types()
+            .iter()
+            .zip(&self.units_used)
+            .map(|(g, u)| (g.name().to_string(), Value::from(*u)))
+            .collect();
+        m.insert("units_used".into(), Value::Object(units));
+        let mut stats: Map<String, Value> = self.stats.clone().into_iter().collect();
+        match &self.status {
+            Status::Feasible { gap } => {
+                stats.insert("gap".into(), Value::from(*gap));
+            }
+            Status::Infeasible { reason } => {
+                stats.insert("reason".into(), reason.clone().into());
+            }
+            Status::Optimal => {}
+        }
+        m.insert("stats".into(), Value::Object(stats));
+        Value::Object(m)
+    }
+
+    /// Reads a `stsfair-solution/1` document for `instance`, resolving names to indices.
+    pub fn from_json(instance: &Instance, text: &str) -> Result<Solution, VerifyError> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RawSolution {
+            format: String,
+            #[allow(dead_code)]
+            instance: Option<String>,
+            solver: String,
+            status: String,
+            objective: Option<f64>,
+            assignments: Vec<RawAssignment>,
+            units_used: BTreeMap<String, u64>,
+            stats: Map<String, Value>,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RawAssignment {
+            job: String,
+            gpu: Option<String>,
+            slot: Option<u32>,
+            idle: Option<bool>,
+        }
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let raw: RawSolution = serde_path_to_error::deserialize(de).map_err(|e| VerifyError::Malformed {
+            path: e.path().to_string(),
+            message: e.into_inner().to_string(),
+        })?;
+        let bad = |path: String, message: String| VerifyError::Malformed { path, message };
+        if raw.format != SOLUTION_TAG {
+            return Err(bad("format".into(), format!("must be \"{SOLUTION_TAG}\"")));
+        }
+        let reason_or_gap = |key: &str| raw.stats.get(key).cloned();
+        let status = match raw.status.as_str() {
+            "optimal" => Status::Optimal,
+            "feasible" => Status::Feasible {
+                gap: reason_or_gap("gap").and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
+            },
+            "infeasible" => Status::Infeasible {
+                reason: reason_or_gap("reason").and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            },
+            other => return Err(bad("status".into(), format!("unknown status {other:?}"))),
+        };
+        let mut assignments = Vec::with_capacity(raw.assignments.len());
+        for (i, a) in raw.assignments.iter().enumerate() {
+            let p = format!("assignments[{i}]");
+            let Some(expected) = instance.jobs().get(i) else {
+                return Err(VerifyError::JobCount { expected: instance.jobs().len(), got: raw.assignments.len() });
+            };
+            if a.job != expected.id() {
+                return Err(bad(format!("{p}.job"), format!("must be {:?}: jobs are listed once each, in instance order (got {:?})", expected.id(), a.job)));
+            }
+            let entry = match (&a.gpu, a.slot, a.idle) {
+                (None, None, Some(true)) => None,
+                (Some(g), Some(s), None) => {
+                    let Some(k) = instance.gpu_index(g) else {
+                        return Err(bad(format!("{p}.gpu"), format!("names no GPU type of the instance ({g:?})")));
+                    };
+                    Some((k, s))
+                }
+                _ => return Err(bad(p, "must be either {\"gpu\", \"slot\"} or {\"idle\": true}".into())),
+            };
+            assignments.push(entry);
+        }
+        let mut units_used = vec![0u64; instance.gpu_types().len()];
+        for (name, u) in &raw.units_used {
+            let Some(k) = instance.gpu_index(name) else {
+                return Err(bad(format!("units_used.{name}"), "names no GPU type of the instance".into()));
+            };
+            units_used[k] = *u;
+        }
+        Ok(Solution {
+            solver: raw.solver,
+            status,
+            objective: raw.objective,
+            assignments,
+            units_used,
+            stats: raw.stats.into_iter().collect(),
+        })
+    }
+}
+
+/// Why a solution does not check out against its instance.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyError {
+    /// The solution document is not of the expected shape.
+    #[error("solution {path}: {message}")]
+    Malformed {
+        /// JSON path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Not exactly one assignment per job.
+    #[error("solution lists {got} jobs, the instance has {expected}")]
+    JobCount {
+        /// Jobs in the instance.
+        expected: usize,
+        /// Assignments in the solution.
+        got: usize,
+    },
+    /// A job runs an option it does not have or that can never fit.
+    #[error("job {job}: ({gpu}, {slot}) is not an option of the job")]
+    NoSuchOption {
+        /// Job id.
+        job: String,
+        /// GPU type name.
+        gpu: String,
+        /// Slot size.
+        slot: u32,
+    },
+    /// A forced job idles or runs an option below its minimum service.
+    #[error("job {job}: {what}")]
+    NotAdmissible {
+        /// Job id.
+        job: String,
+        /// Which rule failed.
+        what: String,
+    },
+    /// A GPU type is over capacity.
+    #[error("gpu type {gpu}: {used} units used, capacity {capacity}")]
+    OverCapacity {
+        /// GPU type name.
+        gpu: String,
+        /// Units the assignments use.
+        used: u64,
+        /// C_k.
+        capacity: u64,
+    },
+    /// The reported units used differ from the recomputed ones.
+    #[error("gpu type {gpu}: units_used says {reported}, the assignments use {actual}")]
+    UnitsMismatch {
+        /// GPU type name.
+        gpu: String,
+        /// As reported.
+        reported: u64,
+        /// As recomputed.
+        actual: u64,
+    },
+    /// The reported objective differs from the recomputed one by more than 1e-9 relative.
+    #[error("objective says {reported:?}, the assignments are worth {actual}")]
+    ObjectiveMismatch {
+        /// As reported.
+        reported: Option<f64>,
+        /// As recomputed.
+        actual: f64,
+    },
+    /// An infeasible answer that carries assignments or an objective.
+    #[error("an infeasible solution must have no assignments and a null objective")]
+    InfeasibleWithAssignments,
+}
+
+/// What [`verify`] established.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verified {
+    /// The recomputed objective (None for an infeasible answer).
+    pub objective: Option<f64>,
+    /// For an infeasible answer: whether a Hall-type shortage certificate proves it
+    /// (see [`RoundProblem::shortage`]); `false` means the claim could not be checked cheaply.
+    pub infeasibility_certified: bool,
+}
+
+/// Checks `solution` against `instance`, recomputing everything from the input: every job once
+/// and in order, each option a fitting option of its job, every forced job on an admissible
+/// option (MODEL.md section 3), capacities, units used and the objective (1e-9 relative).
+///
+/// For an `infeasible` answer it checks the form, and tries to certify the claim with a
+/// shortage certificate; a claim that cannot be certified cheaply is reported, not rejected.
+/// O(n * |O| + 2^K n).
+pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
+    let problem = RoundProblem::new(instance);
+    if let Status::Infeasible { .. } = solution.status {
+        if !solution.assignments.is_empty() || solution.objective.is_some() {
+            return Err(VerifyError::InfeasibleWithAssignments);
+        }
+        let certified = problem.shortage().is_some();
+        return Ok(Verified { objective: None, infeasibility_certified: certified });
+    }
+    if solution.assignments.len() != instance.jobs().len() {
+        return Err(VerifyError::JobCount { expected: instance.jobs().len(), got: solution.assignments.len() });
+    }
+    let types = instance.gpu_types();
+    let mut used = vec![0u64; types.len()];
+    let mut objective = 0.0;
+    for ((job, round), a) in instance.jobs().iter().zip(&problem.jobs).zip(&solution.assignments) {
+        match *a {
+            None => {
+                if let JobClass::Forced { .. } = round.class {
+                    return Err(VerifyError::NotAdmissible {
+                        job: job.id().to_string(),
+                        what: format!("is forced (m_j = {}) but idles", round.minimum),
+                    });
+                }
+            }
+            Some((gpu, slot)) => {
+                let name = types.get(gpu).map_or_else(|| format!("#{gpu}"), |g| g.name().to_string());
+                let Some(opt) = job.options().iter().find(|o| o.gpu == gpu && o.slot == slot) else {
+                    return Err(VerifyError::NoSuchOption { job: job.id().to_string(), gpu: name, slot });
+                };
+                // Recompute sigma and v from the raw throughput, independently of `problem`.
+                let s = opt.throughput / round.fair_rate;
+                if let JobClass::Forced { cannot_catch_up } = round.class {
+                    let ok = if cannot_catch_up {
+                        let best = job
+                            .options()
+                            .iter()
+                            .map(|o| o.throughput / round.fair_rate)
+                            .fold(f64::NEG_INFINITY, f64::max);
+                        s == best
+                    } else {
+                        s >= round.minimum
+                    };
+                    if !ok {
+                        return Err(VerifyError::NotAdmissible {
+                            job: job.id().to_string(),
+                            what: format!("is forced (m_j = {}) but ({name}, {slot}) gives sigma = {s}", round.minimum),
+                        });
+                    }
+                }
+                used[gpu] += opt.units;
+                objective += job.weight() * opt.throughput / round.max_throughput;
+            }
+        }
+    }
+    for (k, g) in types.iter().enumerate() {
+        if used[k] > g.capacity() {
+            return Err(VerifyError::OverCapacity { gpu: g.name().to_string(), used: used[k], capacity: g.capacity() });
+        }
+        let reported = solution.units_used.get(k).copied().unwrap_or(0);
+        if reported != used[k] {
+            return Err(VerifyError::UnitsMismatch { gpu: g.name().to_string(), reported, actual: used[k] });
+        }
+    }
+    match solution.objective {
+        Some(r) if objectives_agree(objective, r) => {}
+        reported => return Err(VerifyError::ObjectiveMismatch { reported, actual: objective }),
+    }
+    Ok(Verified { objective: Some(objective), infeasibility_certified: false })
+}

@@ -1,0 +1,154 @@
+//! The dense dynamic program of MODEL.md section 4: the reference solver.
+//!
+//! V_j(c) = max( V_(j-1)(c) if j may idle, max over admissible o of V_(j-1)(c - size(o)) + v[j][o] )
+//! over every vector c of units used per GPU type.
+//!
+//! Units of type k are counted in grains of g_k = gcd of the admissible option sizes on k: every
+//! reachable load is a multiple of g_k, so the grid `0..=floor(C_k / g_k)` loses nothing.
+//!
+//! Time O(n * prod_k (C_k/g_k + 1) * |O|), memory O(prod_k (C_k/g_k + 1) * (n + 16)) bytes: one
+//! byte per job and state records the choice for reconstruction. The guard computes both before
+//! allocating and refuses past [`DenseDp::max_bytes`].
+//! Reference: the textbook DP for the multiple-choice knapsack problem (Kellerer, Pferschy and
+//! Pisinger, *Knapsack Problems*, Springer 2004, section 11.5), with one capacity per GPU type.
+
+use super::{SolveError, Solver, infeasible_reason};
+use crate::formulation::RoundProblem;
+use crate::solution::{Solution, Status};
+
+/// The dense DP. Exact; its cost is the full state grid, so it serves small clusters and as the
+/// independent reference for the fast solver.
+#[derive(Debug, Clone, Copy)]
+pub struct DenseDp {
+    /// Largest memory the DP may allocate, in bytes (default 2 GiB).
+    pub max_bytes: u64,
+}
+
+impl Default for DenseDp {
+    fn default() -> Self {
+        DenseDp { max_bytes: 2 << 30 }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+impl DenseDp {
+    /// Grain per type and grid size per type (capacity in grains + 1).
+    fn grid(problem: &RoundProblem) -> (Vec<u64>, Vec<u64>) {
+        let k = problem.types();
+        let mut grain = vec![0u64; k];
+        for job in &problem.jobs {
+            for o in &job.options {
+                grain[o.gpu] = gcd(grain[o.gpu], o.units);
+            }
+        }
+        let dims = (0..k)
+            .map(|t| if grain[t] == 0 { 1 } else { problem.capacity[t] / grain[t] + 1 })
+            .collect();
+        (grain, dims)
+    }
+
+    /// Number of states and bytes the DP would allocate for `problem`.
+    pub fn estimate(problem: &RoundProblem) -> (u128, u128) {
+        let (_, dims) = Self::grid(problem);
+        let states = dims.iter().fold(1u128, |a, &d| a.saturating_mul(u128::from(d)));
+        let per_state = 16 + problem.jobs.len() as u128;
+        (states, states.saturating_mul(per_state))
+    }
+}
+
+impl Solver for DenseDp {
+    fn name(&self) -> &'static str {
+        "dp-dense"
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        let (states, bytes) = Self::estimate(problem);
+        if bytes > u128::from(self.max_bytes) {
+            return Err(SolveError::TooLarge {
+                solver: "dp-dense",
+                what: "bytes",
+                needed: bytes,
+                limit: u128::from(self.max_bytes),
+                hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",
+            });
+        }
+        if problem.jobs.iter().any(|j| j.options.len() > 255) {
+            return Err(SolveError::TooLarge {
+                solver: "dp-dense",
+                what: "admissible options in one job",
+                needed: problem.jobs.iter().map(|j| j.options.len()).max().unwrap_or(0) as u128,
+                limit: 255,
+                hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",
+            });
+        }
+        // Fits in memory, so it fits in usize.
+        let states = states as usize;
+        let (grain, dims) = Self::grid(problem);
+        let k = problem.types();
+        let mut stride = vec![1usize; k];
+        for t in 1..k {
+            stride[t] = stride[t - 1] * dims[t - 1] as usize;
+        }
+        // Per job and state: 0 = idle (or copied), i + 1 = option i.
+        let n = problem.jobs.len();
+        let mut choice = vec![0u8; n * states];
+        let mut prev = vec![f64::NEG_INFINITY; states];
+        let mut next = vec![f64::NEG_INFINITY; states];
+        prev[0] = 0.0;
+        // The grid coordinate of every state along every type, computed once.
+        let coord = |idx: usize, t: usize| (idx / stride[t]) % dims[t] as usize;
+        for (j, job) in problem.jobs.iter().enumerate() {
+            let may_idle = job.may_idle();
+            let row = &mut choice[j * states..(j + 1) * states];
+            for idx in 0..states {
+                let mut best = if may_idle { prev[idx] } else { f64::NEG_INFINITY };
+                let mut pick = 0u8;
+                for (i, o) in job.options.iter().enumerate() {
+                    let q = (o.units / grain[o.gpu]) as usize;
+                    if coord(idx, o.gpu) < q {
+                        continue;
+                    }
+                    let from = prev[idx - q * stride[o.gpu]];
+                    if from == f64::NEG_INFINITY {
+                        continue;
+                    }
+                    let cand = from + o.value;
+                    if cand > best {
+                        best = cand;
+                        pick = i as u8 + 1;
+                    }
+                }
+                next[idx] = best;
+                row[idx] = pick;
+            }
+            std::mem::swap(&mut prev, &mut next);
+        }
+        // Best final state; ties to the lowest index (fewest units, deterministic).
+        let mut best_idx = None;
+        let mut best_val = f64::NEG_INFINITY;
+        for (idx, &v) in prev.iter().enumerate() {
+            if v > best_val {
+                best_val = v;
+                best_idx = Some(idx);
+            }
+        }
+        let Some(mut idx) = best_idx else {
+            return Ok(Solution::infeasible("dp-dense", problem, infeasible_reason(problem))
+                .stat("states", states as u64));
+        };
+        let mut assignments = vec![None; n];
+        for j in (0..n).rev() {
+            let pick = choice[j * states + idx];
+            if pick > 0 {
+                let o = &problem.jobs[j].options[pick as usize - 1];
+                assignments[j] = Some((o.gpu, o.slot));
+                idx -= (o.units / grain[o.gpu]) as usize * stride[o.gpu];
+            }
+        }
+        Ok(Solution::from_assignments("dp-dense", Status::Optimal, problem, assignments)
+            .stat("states", states as u64))
+    }
+}

@@ -1,0 +1,143 @@
+//! Solvers of the round problem: one trait, one file per algorithm.
+//!
+//! - [`DenseDp`]: the dense dynamic program of MODEL.md section 4, the reference and the
+//!   worst-case bound. Always built.
+//! - [`BruteForce`]: enumeration, for tiny instances and tests. Always built.
+//! - `Ilp` (feature `highs`): the one-hot ILP solved by HiGHS, the baseline.
+//!
+//! Every solver returns a [`Solution`] that [`verify`](crate::verify) accepts, or a [`SolveError`]
+//! when it cannot answer (never a silently wrong answer).
+
+use std::time::Instant;
+
+use crate::formulation::RoundProblem;
+use crate::instance::Instance;
+use crate::solution::Solution;
+
+mod brute;
+mod dense;
+
+pub use brute::BruteForce;
+pub use dense::DenseDp;
+
+/// Why a solver could not answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SolveError {
+    /// The state space or memory the algorithm would need is past its configured limit; nothing
+    /// was allocated.
+    #[error("{solver}: the instance needs {needed} {what}, more than the limit of {limit}; {hint}")]
+    TooLarge {
+        /// The solver.
+        solver: &'static str,
+        /// What is counted ("bytes", "states", "combinations").
+        what: &'static str,
+        /// How many the instance needs.
+        needed: u128,
+        /// The limit.
+        limit: u128,
+        /// What to do instead.
+        hint: &'static str,
+    },
+    /// The external solver failed or ended in a state that gives no answer.
+    #[error("{solver}: {message}")]
+    Backend {
+        /// The solver.
+        solver: &'static str,
+        /// What the backend reported.
+        message: String,
+    },
+    /// A limit (time) stopped the solver before it found any solution.
+    #[error("{solver}: stopped by {limit} before any solution was found")]
+    NoSolutionWithinLimit {
+        /// The solver.
+        solver: &'static str,
+        /// Which limit.
+        limit: String,
+    },
+}
+
+/// A solver of the round problem.
+pub trait Solver {
+    /// The solver's name as written in solutions ("dp", "ilp", ...).
+    fn name(&self) -> &'static str;
+
+    /// Solves a derived round problem. The returned solution's `stats` need not hold `seconds`:
+    /// [`Solver::solve`] adds it.
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError>;
+
+    /// Derives the round problem from `instance` and solves it; `stats.seconds` is the wall time
+    /// of both steps.
+    fn solve(&self, instance: &Instance) -> Result<Solution, SolveError> {
+        let start = Instant::now();
+        let problem = RoundProblem::new(instance);
+        let solution = self.solve_problem(&problem)?;
+        Ok(solution.stat("seconds", start.elapsed().as_secs_f64()))
+    }
+}
+
+/// A readable reason for an infeasible round: a shortage certificate when one exists, else the
+/// forced jobs that could not be placed together.
+pub(crate) fn infeasible_reason(problem: &RoundProblem) -> String {
+    let job_name = |j: usize| problem.job_ids.get(j).cloned().unwrap_or_else(|| format!("#{j}"));
+    let type_name = |k: usize| problem.type_names.get(k).cloned().unwrap_or_else(|| format!("#{k}"));
+    if let Some(s) = problem.shortage() {
+        let types: Vec<String> = s.types.iter().map(|&k| type_name(k)).collect();
+        return format!(
+            "{} forced jobs can only run on gpu types [{}], which need at least {} units there but hold {}: short by {} units",
+            s.jobs,
+            types.join(", "),
+            s.need,
+            s.have,
+            s.short
+        );
+    }
+    let forced: Vec<usize> = problem.forced().collect();
+    let shown: Vec<String> = forced.iter().take(10).map(|&j| job_name(j)).collect();
+    format!(
+        "the {} forced jobs ({}{}) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types",
+        forced.len(),
+        shown.join(", "),
+        if forced.len() > 10 { ", ..." } else { "" }
+    )
+}
+
+/// Settings shared by the solvers; each solver reads the ones that apply to it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SolverConfig {
+    /// Wall-time limit in seconds (ILP). `None`: no limit.
+    pub time_limit: Option<f64>,
+    /// Relative MIP gap at which the ILP may stop (default 0: exact).
+    pub mip_rel_gap: Option<f64>,
+    /// Absolute MIP gap at which the ILP may stop (default 0: exact).
+    pub mip_abs_gap: Option<f64>,
+    /// Threads for the ILP (default 1).
+    pub threads: Option<usize>,
+    /// Memory limit of the DPs, in bytes.
+    pub max_bytes: Option<u64>,
+}
+
+/// The names [`by_name`] knows, in the order the CLI lists them.
+pub fn solver_names() -> Vec<&'static str> {
+    let mut names = vec!["dp", "dp-dense", "brute"];
+    if cfg!(feature = "highs") {
+        names.push("ilp");
+    }
+    names
+}
+
+/// A solver by its CLI name, configured by `config`; `None` for an unknown name.
+pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
+    let dense = || {
+        let mut dp = DenseDp::default();
+        if let Some(b) = config.max_bytes {
+            dp.max_bytes = b;
+        }
+        dp
+    };
+    match name {
+        "dp" | "dp-dense" => Some(Box::new(dense())),
+        "brute" => Some(Box::new(BruteForce::default())),
+        _ => None,
+    }
+}
