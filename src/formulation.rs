@@ -34,7 +34,8 @@ pub struct RoundOption {
     pub units: u64,
     /// Normalized service sigma = theta / F_j (infinite when F_j = 0).
     pub sigma: f64,
-    /// Efficiency value v = w_j * theta / theta_max_j.
+    /// Efficiency value v = w_j * theta / theta_max_j, computed as w_j * (theta / theta_max_j)
+    /// so that it is at most w_j and never overflows.
     pub value: f64,
 }
 
@@ -145,7 +146,8 @@ impl RoundProblem {
                     slot: o.slot,
                     units: o.units,
                     sigma: all(o),
-                    value: job.weight() * o.throughput / max_throughput,
+                    // theta / theta_max <= 1 first, so that v <= w_j never overflows.
+                    value: job.weight() * (o.throughput / max_throughput),
                 };
                 let every: Vec<RoundOption> = job.options().iter().enumerate().map(mk).collect();
                 let (class, options) = if fair_rate > 0.0 && minimum > 0.0 {

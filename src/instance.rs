@@ -195,10 +195,13 @@ impl Instance {
     /// Parses and validates an instance document.
     pub fn from_json(text: &str) -> Result<Instance, InstanceError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: RawInstance = serde_path_to_error::deserialize(de).map_err(|e| {
+        let raw: RawInstance = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let path = e.path().to_string();
             InstanceError::Syntax { path, message: e.into_inner().to_string() }
         })?;
+        // serde stops reading after the first value: text after it must be refused here.
+        de.end().map_err(|e| InstanceError::Syntax { path: ".".into(), message: e.to_string() })?;
+        check_objects(text)?;
         raw.validate()
     }
 
@@ -472,6 +475,36 @@ struct RawTime {
     sec_per_iter: f64,
 }
 
+/// Refuses arrays where FORMAT.md has objects: serde's derived structs also accept a JSON array
+/// of the fields in order (`[["v100", 1, 4, [1, 2, 4]]]` as `gpu_types`), which the format does
+/// not allow. Runs after the typed parse, so the text is known to be one well-formed document.
+fn check_objects(text: &str) -> Result<(), InstanceError> {
+    use serde_json::Value;
+    let doc: Value = serde_json::from_str(text)
+        .map_err(|e| InstanceError::Syntax { path: ".".into(), message: e.to_string() })?;
+    let object = |v: &Value, path: String| match v {
+        Value::Object(_) => Ok(()),
+        _ => Err(InstanceError::rule(path, "must be a JSON object", "an array")),
+    };
+    object(&doc, ".".into())?;
+    if let Some(f) = doc.get("fairness") {
+        object(f, "fairness".into())?;
+    }
+    fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+        v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+    for (k, g) in items(&doc, "gpu_types").iter().enumerate() {
+        object(g, format!("gpu_types[{k}]"))?;
+    }
+    for (j, job) in items(&doc, "jobs").iter().enumerate() {
+        object(job, format!("jobs[{j}]"))?;
+        for (t, time) in items(job, "times").iter().enumerate() {
+            object(time, format!("jobs[{j}].times[{t}]"))?;
+        }
+    }
+    Ok(())
+}
+
 /// An optional field that, when present, must hold a value: `null` is rejected by `T` itself.
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
@@ -558,6 +591,7 @@ impl RawInstance {
 
         let mut ids = std::collections::HashSet::with_capacity(self.jobs.len());
         let mut jobs = Vec::with_capacity(self.jobs.len());
+        let mut weight_sum = 0.0_f64;
         for (j, rj) in self.jobs.into_iter().enumerate() {
             let p = format!("jobs[{j}]");
             if rj.id.is_empty() {
@@ -569,6 +603,12 @@ impl RawInstance {
             let weight = rj.weight.unwrap_or(1.0);
             if !(weight > 0.0 && weight.is_finite()) {
                 return Err(InstanceError::rule(format!("{p}.weight"), "must be finite and > 0", weight));
+            }
+            // phi_j = w_j / (sum of w): an infinite sum would make every share 0 and the
+            // objective infinite.
+            weight_sum += weight;
+            if !weight_sum.is_finite() {
+                return Err(InstanceError::rule(format!("{p}.weight"), "must keep the sum of all job weights finite", weight));
             }
             let workers = check_int(&format!("{p}.workers"), rj.workers.unwrap_or(1), 1, MAX_WORKERS)?;
             let deficit = rj.deficit.unwrap_or(0.0);

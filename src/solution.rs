@@ -185,10 +185,12 @@ impl Solution {
             idle: Option<bool>,
         }
         let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: RawSolution = serde_path_to_error::deserialize(de).map_err(|e| VerifyError::Malformed {
+        let raw: RawSolution = serde_path_to_error::deserialize(&mut *de).map_err(|e| VerifyError::Malformed {
             path: e.path().to_string(),
             message: e.into_inner().to_string(),
         })?;
+        // serde stops reading after the first value: text after it must be refused here.
+        de.end().map_err(|e| VerifyError::Malformed { path: ".".into(), message: e.to_string() })?;
         let bad = |path: String, message: String| VerifyError::Malformed { path, message };
         if raw.format != SOLUTION_TAG {
             return Err(bad("format".into(), format!("must be \"{SOLUTION_TAG}\"")));
@@ -382,7 +384,7 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
                     }
                 }
                 used[gpu] += opt.units;
-                objective += job.weight() * opt.throughput / round.max_throughput;
+                objective += job.weight() * (opt.throughput / round.max_throughput);
             }
         }
     }

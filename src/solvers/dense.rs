@@ -30,7 +30,7 @@ impl Default for DenseDp {
     }
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
+pub(crate) fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 

@@ -2,6 +2,8 @@
 //!
 //! - [`DenseDp`]: the dense dynamic program of MODEL.md section 4, the reference and the
 //!   worst-case bound. Always built.
+//! - [`Dp`]: the fast exact DP (bounds, reduced-cost fixing, a sparse DP over the core). The
+//!   default.
 //! - [`BruteForce`]: enumeration, for tiny instances and tests. Always built.
 //! - `Ilp` (feature `highs`): the one-hot ILP solved by HiGHS, the baseline.
 //!
@@ -16,9 +18,15 @@ use crate::solution::Solution;
 
 mod brute;
 mod dense;
+mod dp;
+#[cfg(feature = "highs")]
+mod ilp;
 
 pub use brute::BruteForce;
 pub use dense::DenseDp;
+pub use dp::Dp;
+#[cfg(feature = "highs")]
+pub use ilp::{Ilp, build_model as build_ilp_model};
 
 /// Why a solver could not answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -136,8 +144,20 @@ pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
         dp
     };
     match name {
-        "dp" | "dp-dense" => Some(Box::new(dense())),
+        "dp" => Some(Box::new(Dp::default())),
+        "dp-dense" => Some(Box::new(dense())),
         "brute" => Some(Box::new(BruteForce::default())),
+        #[cfg(feature = "highs")]
+        "ilp" => {
+            let mut ilp = Ilp { time_limit: config.time_limit, threads: config.threads.unwrap_or(1), ..Ilp::default() };
+            if let Some(g) = config.mip_rel_gap {
+                ilp.mip_rel_gap = g;
+            }
+            if let Some(g) = config.mip_abs_gap {
+                ilp.mip_abs_gap = g;
+            }
+            Some(Box::new(ilp))
+        }
         _ => None,
     }
 }

@@ -8,6 +8,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod r#gen;
+mod predict;
+mod rounds;
+mod simulate;
 mod solve;
 
 /// Exact spatiotemporal-fair round scheduling for shared heterogeneous GPU clusters.
@@ -26,6 +30,14 @@ enum Command {
     Solve(solve::SolveArgs),
     /// Check a solution file against its instance, recomputing everything from the instance.
     Verify(solve::VerifyArgs),
+    /// Run the fair round mechanism for R rounds on an instance (times taken as realized).
+    Rounds(rounds::RoundsArgs),
+    /// Simulate scheduling policies on a generated workload or a replayed Gavel trace.
+    Simulate(simulate::SimulateArgs),
+    /// Generate a seeded synthetic or Gavel-derived instance.
+    Gen(r#gen::GenArgs),
+    /// Evaluate the co-location predictor on held-out measured pairs.
+    PredictEval(predict::PredictEvalArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -58,6 +70,10 @@ fn main() -> ExitCode {
         Command::Validate(a) => solve::validate(a),
         Command::Solve(a) => solve::solve(a),
         Command::Verify(a) => solve::verify(a),
+        Command::Simulate(a) => simulate::simulate(a),
+        Command::Rounds(a) => rounds::rounds(a),
+        Command::Gen(a) => r#gen::gen_instance(a),
+        Command::PredictEval(a) => predict::predict_eval(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,948 @@
+//! Placement: from the options a round chose to slots on physical GPUs (MODEL.md section 5).
+//!
+//! The solvers only count units per GPU type. This module turns "job j runs d_j workers in
+//! s-unit slots of type k" into named slots on named GPUs, and it is where the packing lemma of
+//! MODEL.md section 1 is used: under a divisibility ladder, any multiset of slots whose units sum
+//! to at most n_k * U_k fits on the n_k GPUs when the slots are placed in decreasing size
+//! (proof in `docs/placement.md`). The proof only needs the decreasing order, not first-fit:
+//! within one size class a slot may go to *any* GPU with room. That freedom is what
+//! [`place`] spends on two secondary goals:
+//!
+//! 1. co-runners: among the valid packings, jobs that share a GPU should slow each other down as
+//!    little as a pairwise [`CoLocation`] model predicts;
+//! 2. stability: a job stays on the GPUs it ran on in the previous round when that costs no
+//!    predicted slowdown, and the moves that remain are counted as migrations.
+//!
+//! Per GPU, offsets are assigned in decreasing slot size, so every slot of size s starts at a
+//! multiple of s (MIG-style alignment).
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use crate::instance::GpuType;
+
+/// A pairwise co-location model: the predicted slowdown of one job when another job runs on the
+/// same GPU. The costs layer implements it from measured pairs; [`NoInterference`] predicts none.
+///
+/// Any `Fn(&str, &str, &str) -> f64` closure taking (job, other, gpu type) is a model too.
+pub trait CoLocation {
+    /// Predicted slowdown of `job` while `other` shares a GPU of type `gpu_type` with it: 0 means
+    /// none, larger is worse (for example the fraction of throughput lost, 1 - shared / alone).
+    /// A non-finite value (infinity or NaN) means the pair cannot share a GPU (as Gavel's `[0, 0]`
+    /// pairs); placement avoids such pairs whenever a valid packing allows it. Negative values
+    /// count as 0.
+    fn slowdown(&self, job: &str, other: &str, gpu_type: &str) -> f64;
+}
+
+/// The model that predicts no interference between co-runners: placement then only minimizes
+/// migrations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoInterference;
+
+impl CoLocation for NoInterference {
+    fn slowdown(&self, _job: &str, _other: &str, _gpu_type: &str) -> f64 {
+        0.0
+    }
+}
+
+impl<F> CoLocation for F
+where
+    F: Fn(&str, &str, &str) -> f64,
+{
+    fn slowdown(&self, job: &str, other: &str, gpu_type: &str) -> f64 {
+        self(job, other, gpu_type)
+    }
+}
+
+/// What one job asks of placement: `workers` slots of `slot` units on GPUs of type `gpu`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotRequest {
+    /// The job's id (unique among the requests).
+    pub job: String,
+    /// Index of the GPU type.
+    pub gpu: usize,
+    /// Slot size in units; one of the type's slot sizes.
+    pub slot: u32,
+    /// Number of slots, d_j >= 1 (one per worker).
+    pub workers: u32,
+}
+
+/// One slot on a GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedSlot {
+    /// First unit of the slot on its GPU; a multiple of `size`.
+    pub offset: u32,
+    /// Units of the slot.
+    pub size: u32,
+    /// The job running in it.
+    pub job: String,
+    /// Which of the job's workers (0-based).
+    pub worker: u32,
+}
+
+/// One physical GPU and its slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedGpu {
+    /// Index of the GPU type.
+    pub gpu_type: usize,
+    /// Name of the GPU type.
+    pub type_name: String,
+    /// Index of the GPU within its type, 0..n_k.
+    pub index: u32,
+    /// Units of the GPU, U_k.
+    pub units: u32,
+    /// The slots, by increasing offset; empty for an idle GPU.
+    pub slots: Vec<PlacedSlot>,
+}
+
+impl PlacedGpu {
+    /// Units the slots use.
+    pub fn used(&self) -> u32 {
+        self.slots.iter().map(|s| s.size).sum()
+    }
+}
+
+impl fmt::Display for PlacedGpu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}:", self.type_name, self.index)?;
+        if self.slots.is_empty() {
+            return write!(f, " idle");
+        }
+        for s in &self.slots {
+            write!(f, " [{}..{}) {}", s.offset, s.offset + s.size, s.job)?;
+            if s.worker > 0 {
+                write!(f, "/w{}", s.worker)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The slots of a round on every GPU of the cluster.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Placement {
+    /// Every GPU of every type, in type order and then index order (idle GPUs included).
+    pub gpus: Vec<PlacedGpu>,
+    /// Workers placed on a GPU that did not hold a worker of the same job in the previous
+    /// placement (matched as multisets), counted only for jobs that ran in the previous placement.
+    /// A job that changed GPU type moves all its workers.
+    pub migrations: usize,
+    /// Sum, over GPUs and over unordered pairs of distinct jobs sharing the GPU, of both jobs'
+    /// predicted slowdowns (pairs the model forbids are counted in `conflicts` instead).
+    pub slowdown: f64,
+    /// Pairs of distinct jobs sharing a GPU that the model says cannot share one. Zero unless
+    /// the units left no other choice (or the search did not find one).
+    pub conflicts: usize,
+}
+
+impl Placement {
+    /// The GPUs (type index, GPU index) of `job`, one entry per worker, by worker.
+    pub fn gpus_of(&self, job: &str) -> Vec<(usize, u32)> {
+        let mut found: Vec<(u32, usize, u32)> = self
+            .gpus
+            .iter()
+            .flat_map(|g| {
+                g.slots
+                    .iter()
+                    .filter(|s| s.job == job)
+                    .map(move |s| (s.worker, g.gpu_type, g.index))
+            })
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, k, i)| (k, i)).collect()
+    }
+}
+
+/// A request that placement cannot honour.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlacementError {
+    /// The request names a GPU type the cluster does not have.
+    #[error("job {job:?}: gpu type index {gpu} does not exist ({types} gpu types)")]
+    UnknownGpuType {
+        /// The job.
+        job: String,
+        /// The index given.
+        gpu: usize,
+        /// Number of GPU types.
+        types: usize,
+    },
+    /// The slot size is not on the type's ladder.
+    #[error("job {job:?}: slot {slot} must be one of the slot_sizes of {gpu} ({sizes:?})")]
+    NotASlotSize {
+        /// The job.
+        job: String,
+        /// GPU type name.
+        gpu: String,
+        /// The slot size given.
+        slot: u32,
+        /// The type's ladder.
+        sizes: Vec<u32>,
+    },
+    /// A request for zero workers.
+    #[error("job {job:?}: workers must be >= 1 (got 0)")]
+    NoWorkers {
+        /// The job.
+        job: String,
+    },
+    /// Two requests for one job.
+    #[error("job {job:?}: must be requested once (listed twice)")]
+    DuplicateJob {
+        /// The job.
+        job: String,
+    },
+    /// The requests of a type need more units than its GPUs hold.
+    #[error(
+        "gpu type {gpu}: the requests need {needed} units, more than the capacity of {capacity}"
+    )]
+    OverCapacity {
+        /// GPU type name.
+        gpu: String,
+        /// Units requested.
+        needed: u64,
+        /// n_k * U_k.
+        capacity: u64,
+    },
+}
+
+/// First-fit decreasing for one GPU type: places slots of the given sizes on `count` GPUs of
+/// `units` units, largest first, each on the lowest-numbered GPU with room. Returns, per slot in
+/// input order, its (GPU index, offset), or `None` when some slot finds no room.
+///
+/// Under a divisibility ladder (sizes each divide the next and `units`) this succeeds whenever the
+/// sizes sum to at most `count * units` (the packing lemma, `docs/placement.md`), and every slot
+/// of size s starts at a multiple of s. Without a ladder it can fail below capacity: sizes
+/// {3, 3, 2} on two GPUs of 4 units.
+///
+/// Time O(m log m + m * count) for m slots; memory O(m + count).
+/// Reference: Johnson, *Near-optimal bin packing algorithms*, MIT 1973 (first-fit decreasing);
+/// Coffman, Garey and Johnson, *Bin packing with divisible item sizes*, J. Complexity 3 (1987),
+/// which shows FFD optimal for divisible sizes.
+pub fn first_fit_decreasing(sizes: &[u32], count: u32, units: u32) -> Option<Vec<(u32, u32)>> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+    let mut load = vec![0u32; count as usize];
+    let mut out = vec![(0u32, 0u32); sizes.len()];
+    for i in order {
+        let s = sizes[i];
+        let g = load
+            .iter()
+            .position(|&l| u64::from(l) + u64::from(s) <= u64::from(units))?;
+        out[i] = (g as u32, load[g]);
+        load[g] += s;
+    }
+    Some(out)
+}
+
+/// Places the requests on the cluster's GPUs.
+///
+/// Per GPU type, the slots are placed in decreasing size; within one size each slot goes to the
+/// GPU with room that adds the fewest forbidden pairs, then the least predicted slowdown, then
+/// keeps a previous GPU of its job (from `previous`), then is awaited by the fewest previous
+/// workers of other jobs (so a newcomer does not take a GPU another job will want back), then
+/// joins a GPU already holding a worker of the same job, then has the lowest index. By the
+/// packing lemma this never runs out of room.
+/// A local search then swaps two same-size slots of different jobs, or moves a slot to a GPU with
+/// room, while that strictly lowers (forbidden pairs, predicted slowdown, migrations) in this
+/// lexicographic order (a 2-exchange neighbourhood as in Kernighan and Lin, *An efficient
+/// heuristic procedure for partitioning graphs*, Bell Syst. Tech. J. 49, 1970). Grouping jobs
+/// into GPUs to minimize pairwise cost is a clique-partitioning problem, NP-hard in general, so
+/// the result is a local optimum, not a proven optimum. With [`NoInterference`] the slowdown terms
+/// are all 0 and only migrations are minimized.
+///
+/// Time: with m slots of a type, n_k its GPUs and c = U_k / (smallest slot) co-runners at most,
+/// the greedy pass is O(m * (n_k + c^2)) plus O(m^2) model calls cached per pair of jobs; each
+/// of at most 20 improvement passes is O(b * (m + n_k) * c^2) where b counts the slots that sit
+/// next to a co-runner with a cost or away from their previous GPU. Memory O(m + n_k + pairs).
+///
+/// Errors: a request naming a type or slot size the cluster does not have, zero workers, a job
+/// requested twice, or requests of one type over its capacity n_k * U_k.
+pub fn place(
+    types: &[GpuType],
+    requests: &[SlotRequest],
+    previous: Option<&Placement>,
+    model: &dyn CoLocation,
+) -> Result<Placement, PlacementError> {
+    let mut seen = BTreeSet::new();
+    let mut needed = vec![0u64; types.len()];
+    for r in requests {
+        let Some(t) = types.get(r.gpu) else {
+            return Err(PlacementError::UnknownGpuType {
+                job: r.job.clone(),
+                gpu: r.gpu,
+                types: types.len(),
+            });
+        };
+        if !t.slot_sizes().contains(&r.slot) {
+            return Err(PlacementError::NotASlotSize {
+                job: r.job.clone(),
+                gpu: t.name().to_string(),
+                slot: r.slot,
+                sizes: t.slot_sizes().to_vec(),
+            });
+        }
+        if r.workers == 0 {
+            return Err(PlacementError::NoWorkers { job: r.job.clone() });
+        }
+        if !seen.insert(r.job.as_str()) {
+            return Err(PlacementError::DuplicateJob { job: r.job.clone() });
+        }
+        needed[r.gpu] += u64::from(r.workers) * u64::from(r.slot);
+    }
+    for (t, &need) in types.iter().zip(&needed) {
+        if need > t.capacity() {
+            return Err(PlacementError::OverCapacity {
+                gpu: t.name().to_string(),
+                needed: need,
+                capacity: t.capacity(),
+            });
+        }
+    }
+
+    // Where each job ran before: (type, GPU) per worker.
+    let mut before: HashMap<&str, Vec<(usize, u32)>> = HashMap::new();
+    if let Some(p) = previous {
+        for g in &p.gpus {
+            for s in &g.slots {
+                before
+                    .entry(s.job.as_str())
+                    .or_default()
+                    .push((g.gpu_type, g.index));
+            }
+        }
+    }
+
+    let mut out = Placement::default();
+    for (k, t) in types.iter().enumerate() {
+        let reqs: Vec<&SlotRequest> = requests.iter().filter(|r| r.gpu == k).collect();
+        let mut packer = TypePacker::new(t, &reqs, &before, k, model);
+        packer
+            .greedy()
+            .ok_or_else(|| PlacementError::OverCapacity {
+                // Unreachable by the packing lemma once the capacity check above passed.
+                gpu: t.name().to_string(),
+                needed: needed[k],
+                capacity: t.capacity(),
+            })?;
+        packer.improve();
+        packer.finish(k, t, &mut out);
+    }
+    Ok(out)
+}
+
+/// Largest number of improvement passes per GPU type: the search stops earlier at a local optimum.
+const MAX_PASSES: usize = 20;
+
+/// Cost of a set of slots: forbidden pairs, predicted slowdown, migrated workers; compared
+/// lexicographically, slowdown up to a relative 1e-12 so that rounding never drives the search.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    conflicts: u64,
+    slowdown: f64,
+    moved: u64,
+}
+
+impl Cost {
+    fn add(self, o: Cost) -> Cost {
+        Cost {
+            conflicts: self.conflicts + o.conflicts,
+            slowdown: self.slowdown + o.slowdown,
+            moved: self.moved + o.moved,
+        }
+    }
+    /// Whether `self` is strictly better than `than`.
+    fn better(self, than: Cost) -> bool {
+        if self.conflicts != than.conflicts {
+            return self.conflicts < than.conflicts;
+        }
+        let eps = 1e-12 * than.slowdown.abs().max(1.0);
+        if self.slowdown < than.slowdown - eps {
+            return true;
+        }
+        if self.slowdown > than.slowdown + eps {
+            return false;
+        }
+        self.moved < than.moved
+    }
+}
+
+/// How the greedy pass ranks a GPU for a slot: lexicographically, smaller first.
+struct GreedyKey {
+    conflicts: u64,
+    slowdown: f64,
+    migrates: bool,
+    /// Previous workers of other jobs that this GPU still waits for.
+    claimed: u32,
+    alone: bool,
+    gpu: u32,
+}
+
+impl GreedyKey {
+    fn less(&self, o: &GreedyKey) -> bool {
+        self.conflicts
+            .cmp(&o.conflicts)
+            .then(self.slowdown.total_cmp(&o.slowdown))
+            .then(self.migrates.cmp(&o.migrates))
+            .then(self.claimed.cmp(&o.claimed))
+            .then(self.alone.cmp(&o.alone))
+            .then(self.gpu.cmp(&o.gpu))
+            == std::cmp::Ordering::Less
+    }
+}
+
+struct Item {
+    /// Index into the type's requests.
+    req: usize,
+    worker: u32,
+    size: u32,
+}
+
+/// The packing state of one GPU type.
+struct TypePacker<'a> {
+    type_name: &'a str,
+    units: u32,
+    reqs: &'a [&'a SlotRequest],
+    model: &'a dyn CoLocation,
+    items: Vec<Item>,
+    /// GPU of each item (u32::MAX before it is placed).
+    loc: Vec<u32>,
+    /// Items on each GPU.
+    occ: Vec<Vec<usize>>,
+    load: Vec<u32>,
+    /// Items of each request.
+    req_items: Vec<Vec<usize>>,
+    /// Per request: whether the job ran in the previous placement, and its previous GPUs of this
+    /// type (a sorted multiset).
+    ran: Vec<bool>,
+    prev: Vec<Vec<u32>>,
+    /// GPUs with 0 < load < units, and GPUs with load 0.
+    partial: BTreeSet<u32>,
+    empty: BTreeSet<u32>,
+    /// Pair costs by (request, request), computed once: (forbidden, slowdown of both).
+    pairs: HashMap<(usize, usize), (bool, f64)>,
+}
+
+impl<'a> TypePacker<'a> {
+    fn new(
+        t: &'a GpuType,
+        reqs: &'a [&'a SlotRequest],
+        before: &HashMap<&str, Vec<(usize, u32)>>,
+        k: usize,
+        model: &'a dyn CoLocation,
+    ) -> Self {
+        let mut items = Vec::new();
+        let mut req_items = vec![Vec::new(); reqs.len()];
+        for (ri, r) in reqs.iter().enumerate() {
+            for w in 0..r.workers {
+                req_items[ri].push(items.len());
+                items.push(Item {
+                    req: ri,
+                    worker: w,
+                    size: r.slot,
+                });
+            }
+        }
+        let n = t.count();
+        let ran = reqs
+            .iter()
+            .map(|r| before.contains_key(r.job.as_str()))
+            .collect();
+        let prev = reqs
+            .iter()
+            .map(|r| {
+                let mut v: Vec<u32> = before
+                    .get(r.job.as_str())
+                    .map(|gs| {
+                        gs.iter()
+                            .filter(|(tk, i)| *tk == k && *i < n)
+                            .map(|(_, i)| *i)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        let loc = vec![u32::MAX; items.len()];
+        TypePacker {
+            type_name: t.name(),
+            units: t.units(),
+            reqs,
+            model,
+            items,
+            loc,
+            occ: vec![Vec::new(); n as usize],
+            load: vec![0; n as usize],
+            req_items,
+            ran,
+            prev,
+            partial: BTreeSet::new(),
+            empty: (0..n).collect(),
+            pairs: HashMap::new(),
+        }
+    }
+
+    fn pair(&mut self, a: usize, b: usize) -> (bool, f64) {
+        let key = (a.min(b), a.max(b));
+        if let Some(&c) = self.pairs.get(&key) {
+            return c;
+        }
+        let (ja, jb) = (self.reqs[key.0].job.as_str(), self.reqs[key.1].job.as_str());
+        let x = self.model.slowdown(ja, jb, self.type_name);
+        let y = self.model.slowdown(jb, ja, self.type_name);
+        let c = if x.is_finite() && y.is_finite() {
+            (false, x.max(0.0) + y.max(0.0))
+        } else {
+            (true, 0.0)
+        };
+        self.pairs.insert(key, c);
+        c
+    }
+
+    /// Distinct requests on GPU g, sorted.
+    fn jobs_on(&self, g: u32) -> Vec<usize> {
+        let mut v: Vec<usize> = self.occ[g as usize]
+            .iter()
+            .map(|&i| self.items[i].req)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Forbidden pairs and slowdown of GPU g.
+    fn gpu_cost(&mut self, g: u32) -> Cost {
+        let jobs = self.jobs_on(g);
+        let mut c = Cost::default();
+        for (x, &a) in jobs.iter().enumerate() {
+            for &b in &jobs[x + 1..] {
+                let (bad, s) = self.pair(a, b);
+                if bad {
+                    c.conflicts += 1;
+                } else {
+                    c.slowdown += s;
+                }
+            }
+        }
+        c
+    }
+
+    /// Workers of request r not matched to one of its previous GPUs (all of them when the job
+    /// ran before but not on this type; none when it did not run).
+    fn moved(&self, r: usize) -> u64 {
+        if !self.ran[r] {
+            return 0;
+        }
+        let mut now: Vec<u32> = self.req_items[r].iter().map(|&i| self.loc[i]).collect();
+        now.sort_unstable();
+        // Multiset intersection of two sorted lists.
+        let (mut a, mut b, mut kept) = (0, 0, 0u64);
+        let prev = &self.prev[r];
+        while a < now.len() && b < prev.len() {
+            match now[a].cmp(&prev[b]) {
+                std::cmp::Ordering::Equal => {
+                    kept += 1;
+                    a += 1;
+                    b += 1;
+                }
+                std::cmp::Ordering::Less => a += 1,
+                std::cmp::Ordering::Greater => b += 1,
+            }
+        }
+        now.len() as u64 - kept
+    }
+
+    fn put(&mut self, i: usize, g: u32) {
+        self.loc[i] = g;
+        self.occ[g as usize].push(i);
+        self.load[g as usize] += self.items[i].size;
+        self.reclassify(g);
+    }
+
+    fn take(&mut self, i: usize) {
+        let g = self.loc[i];
+        self.occ[g as usize].retain(|&x| x != i);
+        self.load[g as usize] -= self.items[i].size;
+        self.loc[i] = u32::MAX;
+        self.reclassify(g);
+    }
+
+    fn reclassify(&mut self, g: u32) {
+        let l = self.load[g as usize];
+        self.partial.remove(&g);
+        self.empty.remove(&g);
+        if l == 0 {
+            self.empty.insert(g);
+        } else if l < self.units {
+            self.partial.insert(g);
+        }
+    }
+
+    /// GPUs worth trying for a slot of request r and `size` units other than `except`: every
+    /// partly used GPU with room, r's previous GPUs with room, and the lowest-numbered empty GPU
+    /// (all empty GPUs are alike unless they are previous GPUs).
+    fn candidates(&self, r: usize, size: u32, except: u32) -> Vec<u32> {
+        let room = |g: u32| self.load[g as usize] + size <= self.units;
+        let mut c: Vec<u32> = self
+            .partial
+            .iter()
+            .copied()
+            .filter(|&g| g != except && room(g))
+            .collect();
+        c.extend(
+            self.prev[r]
+                .iter()
+                .copied()
+                .filter(|&g| g != except && room(g)),
+        );
+        if let Some(&g) = self.empty.iter().find(|&&g| g != except) {
+            c.push(g);
+        }
+        c.sort_unstable();
+        c.dedup();
+        c
+    }
+
+    /// Places every slot: decreasing size, then jobs with previous GPUs first, then request and
+    /// worker order. `None` only if some slot finds no room (impossible under the lemma).
+    fn greedy(&mut self) -> Option<()> {
+        let mut order: Vec<usize> = (0..self.items.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&self.items[a], &self.items[b]);
+            y.size
+                .cmp(&x.size)
+                .then(
+                    self.prev[x.req]
+                        .is_empty()
+                        .cmp(&self.prev[y.req].is_empty()),
+                )
+                .then(x.req.cmp(&y.req))
+                .then(x.worker.cmp(&y.worker))
+        });
+        // Previous GPUs of each request not yet reused, and per GPU how many such entries it
+        // still has: a GPU claimed by another job's previous worker is taken only if nothing
+        // unclaimed is as good, so that a newcomer does not push a job off its GPU.
+        let mut unused: Vec<Vec<u32>> = self.prev.clone();
+        let mut claims = vec![0u32; self.load.len()];
+        for p in &unused {
+            for &g in p {
+                claims[g as usize] += 1;
+            }
+        }
+        for i in order {
+            let (r, size) = (self.items[i].req, self.items[i].size);
+            let mut cands = self.candidates(r, size, u32::MAX);
+            if let Some(&g) = self.empty.iter().find(|&&g| claims[g as usize] == 0) {
+                cands.push(g);
+            }
+            let mut best: Option<GreedyKey> = None;
+            for g in cands {
+                let jobs = self.jobs_on(g);
+                let (mut conflicts, mut slowdown) = (0u64, 0.0);
+                let alone = !jobs.contains(&r);
+                if alone {
+                    for &o in &jobs {
+                        let (bad, s) = self.pair(r, o);
+                        if bad {
+                            conflicts += 1;
+                        } else {
+                            slowdown += s;
+                        }
+                    }
+                }
+                let mine = unused[r].iter().filter(|&&x| x == g).count() as u32;
+                let key = GreedyKey {
+                    conflicts,
+                    slowdown,
+                    migrates: self.ran[r] && mine == 0,
+                    claimed: claims[g as usize] - mine,
+                    alone,
+                    gpu: g,
+                };
+                if best.as_ref().is_none_or(|b| key.less(b)) {
+                    best = Some(key);
+                }
+            }
+            let g = best?.gpu;
+            if let Some(p) = unused[r].iter().position(|&x| x == g) {
+                unused[r].swap_remove(p);
+                claims[g as usize] -= 1;
+            }
+            self.put(i, g);
+        }
+        Some(())
+    }
+
+    fn cost_of(&mut self, gpus: &[u32], reqs: &[usize]) -> Cost {
+        let mut c = Cost::default();
+        for &g in gpus {
+            c = c.add(self.gpu_cost(g));
+        }
+        for &r in reqs {
+            c.moved += self.moved(r);
+        }
+        c
+    }
+
+    /// Whether item i is worth trying to move: it shares its GPU with a cost, or its job has
+    /// workers away from their previous GPUs.
+    fn unhappy(&mut self, i: usize) -> bool {
+        let g = self.loc[i];
+        let c = self.gpu_cost(g);
+        c.conflicts > 0 || c.slowdown > 0.0 || self.moved(self.items[i].req) > 0
+    }
+
+    /// Local search over moves and same-size swaps; see [`place`].
+    fn improve(&mut self) {
+        for _ in 0..MAX_PASSES {
+            let mut improved = false;
+            for i in 0..self.items.len() {
+                if !self.unhappy(i) {
+                    continue;
+                }
+                if self.try_move(i) || self.try_swap(i) {
+                    improved = true;
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+    }
+
+    fn try_move(&mut self, i: usize) -> bool {
+        let (r, size, g) = (self.items[i].req, self.items[i].size, self.loc[i]);
+        for h in self.candidates(r, size, g) {
+            let before = self.cost_of(&[g, h], &[r]);
+            self.take(i);
+            self.put(i, h);
+            let after = self.cost_of(&[g, h], &[r]);
+            if after.better(before) {
+                return true;
+            }
+            self.take(i);
+            self.put(i, g);
+        }
+        false
+    }
+
+    fn try_swap(&mut self, i: usize) -> bool {
+        let (r, size, g) = (self.items[i].req, self.items[i].size, self.loc[i]);
+        for i2 in 0..self.items.len() {
+            let (r2, h) = (self.items[i2].req, self.loc[i2]);
+            if i2 == i || r2 == r || h == g || self.items[i2].size != size {
+                continue;
+            }
+            let before = self.cost_of(&[g, h], &[r, r2]);
+            self.take(i);
+            self.take(i2);
+            self.put(i, h);
+            self.put(i2, g);
+            let after = self.cost_of(&[g, h], &[r, r2]);
+            if after.better(before) {
+                return true;
+            }
+            self.take(i);
+            self.take(i2);
+            self.put(i, g);
+            self.put(i2, h);
+        }
+        false
+    }
+
+    /// Writes the GPUs of this type, with offsets in decreasing slot size, and adds the totals.
+    fn finish(&mut self, k: usize, t: &GpuType, out: &mut Placement) {
+        for g in 0..t.count() {
+            let mut here = self.occ[g as usize].clone();
+            here.sort_by(|&a, &b| {
+                let (x, y) = (&self.items[a], &self.items[b]);
+                y.size
+                    .cmp(&x.size)
+                    .then(x.req.cmp(&y.req))
+                    .then(x.worker.cmp(&y.worker))
+            });
+            let mut offset = 0;
+            let slots = here
+                .iter()
+                .map(|&i| {
+                    let it = &self.items[i];
+                    let s = PlacedSlot {
+                        offset,
+                        size: it.size,
+                        job: self.reqs[it.req].job.clone(),
+                        worker: it.worker,
+                    };
+                    offset += it.size;
+                    s
+                })
+                .collect();
+            let c = self.gpu_cost(g);
+            out.conflicts += c.conflicts as usize;
+            out.slowdown += c.slowdown;
+            out.gpus.push(PlacedGpu {
+                gpu_type: k,
+                type_name: t.name().to_string(),
+                index: g,
+                units: t.units(),
+                slots,
+            });
+        }
+        for r in 0..self.reqs.len() {
+            out.migrations += self.moved(r) as usize;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Instance;
+
+    fn cluster(count: u64, units: u64, ladder: &[u64]) -> Vec<GpuType> {
+        Instance::builder()
+            .gpu_type("g", count, units, ladder)
+            .build()
+            .unwrap()
+            .gpu_types()
+            .to_vec()
+    }
+
+    fn req(job: &str, slot: u32, workers: u32) -> SlotRequest {
+        SlotRequest {
+            job: job.into(),
+            gpu: 0,
+            slot,
+            workers,
+        }
+    }
+
+    #[test]
+    fn ffd_fails_without_a_ladder_below_capacity() {
+        // 3 + 3 + 2 = 8 units on 2 GPUs of 4: each 3 takes a GPU, the 2 finds 1 unit left on each.
+        assert_eq!(first_fit_decreasing(&[3, 3, 2], 2, 4), None);
+        // On the ladder {1, 2, 4} the same total always packs.
+        let p = first_fit_decreasing(&[2, 2, 4], 2, 4).unwrap();
+        assert_eq!(p, vec![(1, 0), (1, 2), (0, 0)]);
+    }
+
+    #[test]
+    fn the_previous_gpu_is_kept_when_it_costs_nothing() {
+        let types = cluster(2, 4, &[1, 2, 4]);
+        let first = place(
+            &types,
+            &[req("a", 2, 1), req("b", 2, 1)],
+            None,
+            &NoInterference,
+        )
+        .unwrap();
+        // First fit: both halves on GPU 0.
+        assert_eq!(first.gpus_of("a"), vec![(0, 0)]);
+        assert_eq!(first.gpus_of("b"), vec![(0, 0)]);
+        // Next round "c" arrives with a whole GPU: placed first (largest), it must not evict the
+        // others: GPU 0 is their previous GPU, so c takes GPU 1 and nobody migrates.
+        let second = place(
+            &types,
+            &[req("c", 4, 1), req("a", 2, 1), req("b", 2, 1)],
+            Some(&first),
+            &NoInterference,
+        )
+        .unwrap();
+        assert_eq!(second.gpus_of("c"), vec![(0, 1)]);
+        assert_eq!(second.gpus_of("a"), vec![(0, 0)]);
+        assert_eq!(second.migrations, 0);
+    }
+
+    #[test]
+    fn co_runners_are_paired_to_minimize_predicted_slowdown() {
+        // Four half-GPU jobs on two GPUs: a and b hurt each other (0.5 each way), every other pair
+        // costs 0.1 each way. Best pairing: {a, c}, {b, d} or {a, d}, {b, c}: total 0.4.
+        let types = cluster(2, 4, &[1, 2, 4]);
+        let model = |x: &str, y: &str, _: &str| {
+            if (x, y) == ("a", "b") || (x, y) == ("b", "a") {
+                0.5
+            } else {
+                0.1
+            }
+        };
+        let reqs = [
+            req("a", 2, 1),
+            req("b", 2, 1),
+            req("c", 2, 1),
+            req("d", 2, 1),
+        ];
+        let p = place(&types, &reqs, None, &model).unwrap();
+        assert!((p.slowdown - 0.4).abs() < 1e-12, "slowdown {}", p.slowdown);
+        assert_ne!(p.gpus_of("a"), p.gpus_of("b"));
+        assert_eq!(p.conflicts, 0);
+    }
+
+    #[test]
+    fn forbidden_pairs_are_avoided_when_units_allow() {
+        let types = cluster(2, 4, &[1, 2, 4]);
+        let model = |x: &str, y: &str, _: &str| {
+            if x.starts_with('x') && y.starts_with('x') {
+                f64::INFINITY
+            } else {
+                0.0
+            }
+        };
+        let reqs = [
+            req("x1", 2, 1),
+            req("x2", 2, 1),
+            req("y1", 2, 1),
+            req("y2", 2, 1),
+        ];
+        let p = place(&types, &reqs, None, &model).unwrap();
+        assert_eq!(p.conflicts, 0);
+        // Only x jobs: they must share, and the conflict is reported.
+        let p = place(
+            &cluster(1, 4, &[1, 2, 4]),
+            &[req("x1", 2, 1), req("x2", 2, 1)],
+            None,
+            &model,
+        )
+        .unwrap();
+        assert_eq!(p.conflicts, 1);
+    }
+
+    #[test]
+    fn offsets_are_aligned_and_multi_worker_jobs_get_one_slot_per_worker() {
+        let types = cluster(2, 8, &[2, 4, 8]);
+        let reqs = [req("a", 2, 3), req("b", 4, 2), req("c", 2, 1)];
+        let p = place(&types, &reqs, None, &NoInterference).unwrap();
+        assert_eq!(p.gpus_of("a").len(), 3);
+        assert_eq!(p.gpus_of("b").len(), 2);
+        for g in &p.gpus {
+            assert!(g.used() <= 8);
+            for s in &g.slots {
+                assert_eq!(s.offset % s.size, 0, "{g}");
+            }
+        }
+    }
+
+    #[test]
+    fn requests_over_capacity_are_refused_with_the_type() {
+        let types = cluster(1, 4, &[1, 2, 4]);
+        let e = place(
+            &types,
+            &[req("a", 4, 1), req("b", 1, 1)],
+            None,
+            &NoInterference,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            PlacementError::OverCapacity {
+                gpu: "g".into(),
+                needed: 5,
+                capacity: 4
+            }
+        );
+        let e = place(&types, &[req("a", 3, 1)], None, &NoInterference).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("slot 3 must be one of the slot_sizes of g"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,963 @@
+//! The round mechanism: the per-round solver made into a fair scheduler over time (MODEL.md
+//! section 3), with relaxation for rounds whose forced jobs cannot all fit, and placement of the
+//! chosen slots (MODEL.md section 5). This is the API a cluster scheduler links against.
+//!
+//! A [`RoundScheduler`] holds the cluster, the active jobs with their predicted times and
+//! fairness deficits, the fairness parameters, a [`Solver`] and a [`CoLocation`] model. Each
+//! round the caller asks for a [`RoundPlan`] ([`RoundScheduler::plan`]), runs it, and reports the
+//! throughput each job really got ([`RoundScheduler::report`]); the report moves the deficits:
+//!
+//! D_j <- max(-B, D_j + lambda - sigma_realized),  sigma_realized = realized throughput / F_j,
+//!
+//! where F_j is the job's equal-share throughput of the planned round and an idle job has
+//! sigma_realized = 0. A job with F_j = 0 has no fairness bound and keeps its deficit.
+//!
+//! Rounds never fail for lack of room: when the solver finds that the forced jobs cannot all be
+//! placed, [`RoundScheduler::plan`] keeps forcing the longest prefix of the forced jobs sorted by
+//! m_j (largest first, ties in job order) that still has a solution, found by binary search, and
+//! drops the forcing of the others for this round only (see `docs/rounds.md` for why the search
+//! is well defined and ends).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::formulation::{JobClass, RoundProblem};
+use crate::instance::{Fairness, GpuType, Instance, InstanceBuilder, InstanceError, Job, JobSpec};
+use crate::placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
+use crate::solution::{Solution, Status};
+use crate::solvers::{SolveError, Solver};
+
+/// Why a scheduler call was refused. Nothing is changed when a call fails.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RoundError {
+    /// A job with this id is already active.
+    #[error("job {job:?} is already active: job ids must be unique")]
+    DuplicateJob {
+        /// The id.
+        job: String,
+    },
+    /// No active job has this id.
+    #[error("job {job:?} is not an active job")]
+    UnknownJob {
+        /// The id.
+        job: String,
+    },
+    /// A new job's description breaks a rule of the instance format. `source` names the field
+    /// by the path it would have as the only job of an instance file
+    /// (`jobs[0].times[1].sec_per_iter`).
+    #[error("new job: {source}")]
+    InvalidNewJob {
+        /// The rule it breaks.
+        source: InstanceError,
+    },
+    /// A change to an active job breaks a rule of the instance format; `source` names the field
+    /// as for [`RoundError::InvalidNewJob`].
+    #[error("job {job:?}: {source}")]
+    InvalidJob {
+        /// The job's id.
+        job: String,
+        /// The rule it breaks.
+        source: InstanceError,
+    },
+    /// A reported throughput is negative, infinite or NaN.
+    #[error("job {job:?}: realized throughput must be finite and >= 0 (got {got})")]
+    InvalidThroughput {
+        /// The job.
+        job: String,
+        /// The value reported.
+        got: f64,
+    },
+    /// A job is reported twice for one round.
+    #[error("job {job:?}: reported twice for one round")]
+    DuplicateReport {
+        /// The job.
+        job: String,
+    },
+    /// A job is reported that was not part of the planned round (it was added after the plan).
+    #[error("job {job:?} was not part of the planned round (added after plan())")]
+    NotInRound {
+        /// The job.
+        job: String,
+    },
+    /// `report` was called with no planned round pending.
+    #[error("no round to report: call plan() first (each plan is reported once)")]
+    NoPlan,
+    /// The solver could not answer (for example its memory limit is too small for the cluster).
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    /// The solver claimed that even a round with no forced job has no solution, which cannot be:
+    /// leaving every job idle is always a solution. A solver defect, reported rather than hidden.
+    #[error(
+        "{solver}: says a round with no forced job is infeasible ({reason}); leaving every job idle is a solution"
+    )]
+    SolverDefect {
+        /// The solver.
+        solver: String,
+        /// Its reason.
+        reason: String,
+    },
+    /// The chosen options could not be placed (a solver answer over capacity).
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+}
+
+/// One job in a [`RoundPlan`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedJob {
+    /// The job's id.
+    pub id: String,
+    /// What it runs: (GPU type index, slot size), or `None` when idle.
+    pub run: Option<(usize, u32)>,
+    /// Planned throughput theta (iterations per second; 0 when idle).
+    pub throughput: f64,
+    /// Planned normalized service theta / F_j (0 when idle; infinite for a running job with F_j = 0).
+    pub sigma: f64,
+    /// F_j, the equal-share throughput of this round.
+    pub fair_rate: f64,
+    /// D_j at the start of the round.
+    pub deficit: f64,
+    /// m_j = (D_j + lambda) - Delta, from the true deficit.
+    pub minimum: f64,
+    /// Whether the job was forced in the problem that was solved (after relaxation).
+    pub forced: bool,
+    /// Whether the job's forcing was dropped for this round.
+    pub relaxed: bool,
+}
+
+/// The plan of one round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundPlan {
+    /// Number of the round: rounds reported before it.
+    pub round: u64,
+    /// Every active job, in the order they were added.
+    pub jobs: Vec<PlannedJob>,
+    /// Sum of v over the chosen options (MODEL.md section 4).
+    pub objective: f64,
+    /// Ids of the forced jobs whose forcing was dropped, by decreasing m_j (ties in job order).
+    pub relaxed: Vec<String>,
+    /// How many times the solver ran (1 when no relaxation was needed).
+    pub solves: usize,
+    /// The instance that was solved: the active jobs with their deficits, those of relaxed jobs
+    /// lowered so that they are not forced. [`crate::verify`] accepts `solution` against it.
+    pub instance: Instance,
+    /// The solver's answer for `instance`.
+    pub solution: Solution,
+    /// The chosen slots on physical GPUs.
+    pub placement: Placement,
+}
+
+impl RoundPlan {
+    /// The planned throughputs as a report: what [`RoundScheduler::report`] receives when every
+    /// job realizes exactly its prediction. Idle jobs are left out (they count as 0).
+    pub fn planned_throughputs(&self) -> Vec<(&str, f64)> {
+        self.jobs
+            .iter()
+            .filter(|j| j.run.is_some())
+            .map(|j| (j.id.as_str(), j.throughput))
+            .collect()
+    }
+}
+
+/// A job's service in a reported round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Service {
+    /// The job's id.
+    pub job: String,
+    /// sigma_realized = realized throughput / F_j; `None` when F_j = 0 (no fairness bound).
+    pub sigma: Option<f64>,
+    /// D_j after the update.
+    pub deficit: f64,
+}
+
+/// What [`RoundScheduler::report`] needs from the last plan.
+#[derive(Debug, Clone)]
+struct Pending {
+    fair_rate: HashMap<String, f64>,
+    runs: HashMap<String, (usize, u32)>,
+    placement: Placement,
+}
+
+/// The round-based STS-Fairness scheduler. See the module documentation.
+///
+/// ```
+/// use stsfair::{Instance, JobSpec, solvers::{by_name, SolverConfig}};
+/// use stsfair::rounds::RoundScheduler;
+///
+/// let cluster = Instance::builder().gpu_type("v100", 1, 4, &[1, 2, 4]).build()?;
+/// let solver = by_name("dp", &SolverConfig::default()).unwrap();
+/// let mut s = RoundScheduler::new(&cluster, solver);
+/// s.add_job(JobSpec::new("a").weight(3.0).time("v100", 4, 0.25))?;
+/// s.add_job(JobSpec::new("b").time("v100", 4, 0.50))?;
+/// // Both want the whole GPU; a is worth v = w_a = 3, b is worth 1: a runs.
+/// let plan = s.plan()?;
+/// assert_eq!(plan.jobs[0].run, Some((0, 4)));
+/// assert_eq!(plan.jobs[1].run, None);
+/// // F_a = 3/4 * 4 it/s = 3, a ran at 4 it/s: sigma 4/3; F_b = 1/4 * 2 = 0.5, b idled: sigma 0.
+/// s.report_planned(&plan)?;
+/// assert!((s.deficit("a").unwrap() - (1.0 - 4.0 / 3.0)).abs() < 1e-12);
+/// assert_eq!(s.deficit("b"), Some(1.0)); // 0 + 1 - 0
+/// // Now b is forced (m_b = (1 + 1) - 1 = 1 > 0) and gets the GPU.
+/// let plan = s.plan()?;
+/// assert_eq!(plan.jobs[1].run, Some((0, 4)));
+/// assert!(plan.jobs[1].forced);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RoundScheduler {
+    gpu_types: Vec<GpuType>,
+    fairness: Fairness,
+    jobs: Vec<Job>,
+    deficits: Vec<f64>,
+    solver: Box<dyn Solver>,
+    colocation: Box<dyn CoLocation>,
+    pending: Option<Pending>,
+    running: Option<Placement>,
+    /// The option each job ran in the last reported round.
+    last_runs: HashMap<String, (usize, u32)>,
+    round: u64,
+}
+
+impl std::fmt::Debug for RoundScheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoundScheduler")
+            .field("solver", &self.solver.name())
+            .field("gpu_types", &self.gpu_types.len())
+            .field("jobs", &self.jobs.len())
+            .field("round", &self.round)
+            .finish()
+    }
+}
+
+impl RoundScheduler {
+    /// A scheduler for the cluster and fairness parameters of `cluster`, whose jobs (with their
+    /// deficits) become the active jobs, solving each round with `solver` and placing without a
+    /// co-location model ([`NoInterference`]).
+    pub fn new(cluster: &Instance, solver: Box<dyn Solver>) -> RoundScheduler {
+        RoundScheduler {
+            gpu_types: cluster.gpu_types().to_vec(),
+            fairness: cluster.fairness(),
+            deficits: cluster.jobs().iter().map(Job::deficit).collect(),
+            jobs: cluster.jobs().to_vec(),
+            solver,
+            colocation: Box::new(NoInterference),
+            pending: None,
+            running: None,
+            last_runs: HashMap::new(),
+            round: 0,
+        }
+    }
+
+    /// Uses `model` to choose co-runners in placement.
+    pub fn with_colocation(mut self, model: Box<dyn CoLocation>) -> RoundScheduler {
+        self.colocation = model;
+        self
+    }
+
+    /// The fairness parameters.
+    pub fn fairness(&self) -> Fairness {
+        self.fairness
+    }
+
+    /// The GPU types.
+    pub fn gpu_types(&self) -> &[GpuType] {
+        &self.gpu_types
+    }
+
+    /// Rounds reported so far.
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    /// The solver's name.
+    pub fn solver_name(&self) -> &'static str {
+        self.solver.name()
+    }
+
+    /// The active jobs with their current deficits, in the order they were added.
+    pub fn jobs(&self) -> impl Iterator<Item = (&Job, f64)> + '_ {
+        self.jobs.iter().zip(self.deficits.iter().copied())
+    }
+
+    /// D_j of an active job.
+    pub fn deficit(&self, id: &str) -> Option<f64> {
+        self.position(id).map(|i| self.deficits[i])
+    }
+
+    /// Where the jobs ran in the last reported round (used to count and avoid migrations).
+    pub fn last_placement(&self) -> Option<&Placement> {
+        self.running.as_ref()
+    }
+
+    fn position(&self, id: &str) -> Option<usize> {
+        self.jobs.iter().position(|j| j.id() == id)
+    }
+
+    /// A builder holding the cluster and fairness parameters, no jobs.
+    fn cluster_builder(&self) -> InstanceBuilder {
+        let mut b = Instance::builder().fairness(self.fairness);
+        for g in &self.gpu_types {
+            let sizes: Vec<u64> = g.slot_sizes().iter().map(|&s| u64::from(s)).collect();
+            b = b.gpu_type(g.name(), u64::from(g.count()), u64::from(g.units()), &sizes);
+        }
+        b
+    }
+
+    /// A job's description as a builder entry, with deficit `deficit`.
+    fn spec(&self, job: &Job, deficit: f64) -> JobSpec {
+        let mut spec = JobSpec::new(job.id())
+            .weight(job.weight())
+            .workers(u64::from(job.workers()))
+            .deficit(deficit);
+        for t in job.times() {
+            spec = spec.time(
+                self.gpu_types[t.gpu].name(),
+                u64::from(t.slot),
+                t.sec_per_iter,
+            );
+        }
+        spec
+    }
+
+    /// Validates one job against the cluster, exactly as a file with this single job would be.
+    /// `id` is `None` for a new job (whose id is inside the spec).
+    fn validate(&self, spec: JobSpec, id: Option<&str>) -> Result<Job, RoundError> {
+        let invalid = |source| match id {
+            Some(id) => RoundError::InvalidJob {
+                job: id.to_string(),
+                source,
+            },
+            None => RoundError::InvalidNewJob { source },
+        };
+        let one = self.cluster_builder().job(spec).build().map_err(invalid)?;
+        // The builder got exactly one job, so a valid instance holds it.
+        one.jobs().first().cloned().ok_or_else(|| {
+            invalid(InstanceError::Rule {
+                path: "jobs".into(),
+                rule: "must hold the job".into(),
+                got: "[]".into(),
+            })
+        })
+    }
+
+    /// Adds a job (its deficit is the spec's, 0 by default). It takes part from the next
+    /// [`plan`](Self::plan) on. Errors: an id already active, or a description the instance
+    /// format rejects (unknown GPU type, slot not on the ladder, a time <= 0, ...).
+    pub fn add_job(&mut self, spec: JobSpec) -> Result<(), RoundError> {
+        let job = self.validate(spec, None)?;
+        if self.position(job.id()).is_some() {
+            return Err(RoundError::DuplicateJob {
+                job: job.id().to_string(),
+            });
+        }
+        self.deficits.push(job.deficit());
+        self.jobs.push(job);
+        Ok(())
+    }
+
+    /// Removes an active job and returns its deficit. A pending plan can still be reported; the
+    /// removed job's entry in it is then ignored.
+    pub fn remove_job(&mut self, id: &str) -> Result<f64, RoundError> {
+        let i = self.position(id).ok_or_else(|| RoundError::UnknownJob {
+            job: id.to_string(),
+        })?;
+        self.jobs.remove(i);
+        Ok(self.deficits.remove(i))
+    }
+
+    /// Replaces a job's predicted times (GPU type name, slot size, seconds per iteration), for
+    /// example when the predictor has learnt more. Weight, workers and deficit are kept. The new
+    /// times are validated like a file's; on error nothing changes.
+    pub fn update_times(&mut self, id: &str, times: &[(&str, u64, f64)]) -> Result<(), RoundError> {
+        let i = self.position(id).ok_or_else(|| RoundError::UnknownJob {
+            job: id.to_string(),
+        })?;
+        let old = &self.jobs[i];
+        let mut spec = JobSpec::new(id)
+            .weight(old.weight())
+            .workers(u64::from(old.workers()))
+            .deficit(self.deficits[i]);
+        for &(gpu, slot, sec) in times {
+            spec = spec.time(gpu, slot, sec);
+        }
+        self.jobs[i] = self.validate(spec, Some(id))?;
+        Ok(())
+    }
+
+    /// Sets a job's deficit, for example to restore a scheduler's state. Must be finite.
+    pub fn set_deficit(&mut self, id: &str, deficit: f64) -> Result<(), RoundError> {
+        let i = self.position(id).ok_or_else(|| RoundError::UnknownJob {
+            job: id.to_string(),
+        })?;
+        if !deficit.is_finite() {
+            return Err(RoundError::InvalidJob {
+                job: id.to_string(),
+                source: InstanceError::Rule {
+                    path: "jobs[0].deficit".into(),
+                    rule: "must be finite".into(),
+                    got: deficit.to_string(),
+                },
+            });
+        }
+        self.deficits[i] = deficit;
+        Ok(())
+    }
+
+    /// The instance of the next round: the cluster and every active job with `deficits`.
+    fn instance(&self, deficits: &[f64]) -> Result<Instance, RoundError> {
+        let mut b = self.cluster_builder();
+        for (job, &d) in self.jobs.iter().zip(deficits) {
+            b = b.job(self.spec(job, d));
+        }
+        // Every job was validated against this cluster and ids are unique, so this only fails
+        // on a defect; the error still names the job by its path.
+        b.build().map_err(|source| RoundError::InvalidJob {
+            job: String::new(),
+            source,
+        })
+    }
+
+    /// Plans the next round: builds the round's instance from the active jobs and deficits,
+    /// solves it, relaxes the forcing if the forced jobs cannot all fit, and places the chosen
+    /// slots, keeping jobs on the GPUs they ran on in the last reported round when that costs
+    /// no predicted slowdown.
+    ///
+    /// Relaxation: with the forced jobs sorted by m_j, largest first, ties in job order, the
+    /// prefix of length p is kept forced and the rest made optional (their deficit in this
+    /// round's problem only is lowered to -(lambda + Delta + 1), so m_j < 0). Feasibility only
+    /// shrinks as p grows and p = 0 is always feasible (every job may idle), so the largest
+    /// feasible p is found by binary search with O(log F) solves for F forced jobs, and the
+    /// objective is the optimum of the problem with that prefix forced.
+    ///
+    /// Among identical jobs (same weight, workers and times), which one gets which chosen option
+    /// does not change the objective; the plan hands options back to the jobs that ran them in
+    /// the last reported round when they stay admissible, so that fewer jobs migrate.
+    ///
+    /// Calling `plan` again before [`report`](Self::report) replaces the pending plan.
+    pub fn plan(&mut self) -> Result<RoundPlan, RoundError> {
+        let instance = self.instance(&self.deficits)?;
+        let problem = RoundProblem::new(&instance);
+        let mut solves = 1;
+        let mut solution = self.solver.solve(&instance)?;
+        let mut solved = instance;
+        let mut relaxed: Vec<usize> = Vec::new();
+        if matches!(solution.status, Status::Infeasible { .. }) {
+            let mut forced: Vec<usize> = problem.forced().collect();
+            // Largest m_j first; equal m_j keep job order (the sort is stable).
+            forced.sort_by(|&a, &b| problem.jobs[b].minimum.total_cmp(&problem.jobs[a].minimum));
+            let f = self.fairness;
+            let low = -(f.lambda + f.max_debt + 1.0);
+            let relax = |p: usize| -> Vec<f64> {
+                let mut d = self.deficits.clone();
+                for &j in &forced[p..] {
+                    d[j] = low;
+                }
+                d
+            };
+            // Invariant: prefix hi is infeasible; prefix lo is feasible or lo = 0 (feasible by
+            // the argument above, checked below).
+            let (mut lo, mut hi) = (0usize, forced.len());
+            let mut best: Option<(Instance, Solution)> = None;
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                let inst = self.instance(&relax(mid))?;
+                let s = self.solver.solve(&inst)?;
+                solves += 1;
+                if matches!(s.status, Status::Infeasible { .. }) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                    best = Some((inst, s));
+                }
+            }
+            let (inst, s) = match best {
+                Some(found) => found,
+                None => {
+                    // Only prefix 0 is left: no job forced.
+                    let inst = self.instance(&relax(0))?;
+                    let s = self.solver.solve(&inst)?;
+                    solves += 1;
+                    (inst, s)
+                }
+            };
+            if let Status::Infeasible { reason } = &s.status {
+                return Err(RoundError::SolverDefect {
+                    solver: s.solver.clone(),
+                    reason: reason.clone(),
+                });
+            }
+            relaxed = forced[lo..].to_vec();
+            solved = inst;
+            solution = s;
+        }
+
+        let solved_problem = RoundProblem::new(&solved);
+        keep_previous_options(&self.jobs, &solved_problem, &self.last_runs, &mut solution);
+        let relaxed_set: HashSet<usize> = relaxed.iter().copied().collect();
+        let mut requests = Vec::new();
+        let mut jobs = Vec::with_capacity(self.jobs.len());
+        for (j, job) in self.jobs.iter().enumerate() {
+            let round_job = &problem.jobs[j];
+            let run = solution.assignments.get(j).copied().flatten();
+            let throughput = run
+                .and_then(|(k, s)| job.options().iter().find(|o| o.gpu == k && o.slot == s))
+                .map_or(0.0, |o| o.throughput);
+            if let Some((gpu, slot)) = run {
+                requests.push(SlotRequest {
+                    job: job.id().to_string(),
+                    gpu,
+                    slot,
+                    workers: job.workers(),
+                });
+            }
+            jobs.push(PlannedJob {
+                id: job.id().to_string(),
+                run,
+                throughput,
+                sigma: if run.is_some() {
+                    throughput / round_job.fair_rate
+                } else {
+                    0.0
+                },
+                fair_rate: round_job.fair_rate,
+                deficit: self.deficits[j],
+                minimum: round_job.minimum,
+                forced: matches!(solved_problem.jobs[j].class, JobClass::Forced { .. }),
+                relaxed: relaxed_set.contains(&j),
+            });
+        }
+        let placement = place(
+            &self.gpu_types,
+            &requests,
+            self.running.as_ref(),
+            self.colocation.as_ref(),
+        )?;
+        self.pending = Some(Pending {
+            fair_rate: jobs.iter().map(|j| (j.id.clone(), j.fair_rate)).collect(),
+            runs: jobs
+                .iter()
+                .filter_map(|j| j.run.map(|r| (j.id.clone(), r)))
+                .collect(),
+            placement: placement.clone(),
+        });
+        Ok(RoundPlan {
+            round: self.round,
+            objective: solution.objective.unwrap_or(0.0),
+            jobs,
+            relaxed: relaxed
+                .iter()
+                .map(|&j| self.jobs[j].id().to_string())
+                .collect(),
+            solves,
+            instance: solved,
+            solution,
+            placement,
+        })
+    }
+
+    /// Reports what really ran in the planned round: the realized throughput (iterations per
+    /// second) of each job that ran; jobs of the round not listed idled (sigma 0). Every job of
+    /// the round that is still active gets D_j <- max(-B, D_j + lambda - sigma_realized), except
+    /// jobs with F_j = 0, which keep their deficit. Jobs removed since the plan are ignored.
+    /// Returns the service of every updated job, in job order.
+    ///
+    /// Errors (nothing changes): no pending plan, a job that is not active or was not in the
+    /// round, a job listed twice, a throughput that is not finite and >= 0.
+    pub fn report(&mut self, realized: &[(&str, f64)]) -> Result<Vec<Service>, RoundError> {
+        let pending = self.pending.as_ref().ok_or(RoundError::NoPlan)?;
+        let mut got: HashMap<&str, f64> = HashMap::with_capacity(realized.len());
+        for &(id, thr) in realized {
+            if !pending.fair_rate.contains_key(id) {
+                return Err(if self.position(id).is_some() {
+                    RoundError::NotInRound {
+                        job: id.to_string(),
+                    }
+                } else {
+                    RoundError::UnknownJob {
+                        job: id.to_string(),
+                    }
+                });
+            }
+            if !(thr >= 0.0 && thr.is_finite()) {
+                return Err(RoundError::InvalidThroughput {
+                    job: id.to_string(),
+                    got: thr,
+                });
+            }
+            if got.insert(id, thr).is_some() {
+                return Err(RoundError::DuplicateReport {
+                    job: id.to_string(),
+                });
+            }
+        }
+        let Fairness { lambda, credit, .. } = self.fairness;
+        let mut out = Vec::new();
+        for (job, d) in self.jobs.iter().zip(self.deficits.iter_mut()) {
+            let Some(&fair) = pending.fair_rate.get(job.id()) else {
+                continue;
+            };
+            let sigma = if fair > 0.0 {
+                let s = got.get(job.id()).copied().unwrap_or(0.0) / fair;
+                *d = update_deficit(*d, lambda, credit, s);
+                Some(s)
+            } else {
+                None
+            };
+            out.push(Service {
+                job: job.id().to_string(),
+                sigma,
+                deficit: *d,
+            });
+        }
+        if let Some(p) = self.pending.take() {
+            self.running = Some(p.placement);
+            self.last_runs = p.runs;
+        }
+        self.round += 1;
+        Ok(out)
+    }
+
+    /// Reports that every job of `plan` realized exactly its planned throughput.
+    pub fn report_planned(&mut self, plan: &RoundPlan) -> Result<Vec<Service>, RoundError> {
+        self.report(&plan.planned_throughputs())
+    }
+}
+
+/// Among identical jobs (same weight, workers and times, hence the same F_j, sigma and v for
+/// every option), the solver's choice of which one gets which option is arbitrary: swapping two
+/// of them changes neither the objective nor the units. This hands the chosen options back to the
+/// jobs that ran them last round where it can, so that placement can keep them on their GPUs.
+///
+/// Pairwise swaps within each group of identical jobs, kept when both jobs stay admissible (an
+/// option among their admissible ones, idle only if they may idle) and the number of jobs on
+/// their previous option (2 points) or at least their previous GPU type (1 point) grows. Each
+/// swap raises that score, which is at most 2n, so it ends; O(passes * sum of g^2) for groups of
+/// size g. The objective is recomputed in job order (the same sum, reordered, agrees to 1e-9).
+fn keep_previous_options(
+    jobs: &[Job],
+    problem: &RoundProblem,
+    last: &HashMap<String, (usize, u32)>,
+    solution: &mut Solution,
+) {
+    if last.is_empty() || solution.assignments.len() != jobs.len() {
+        return;
+    }
+    type Key = (u64, u32, Vec<(usize, u32, u64)>);
+    let key = |j: &Job| -> Key {
+        (
+            j.weight().to_bits(),
+            j.workers(),
+            j.times()
+                .iter()
+                .map(|t| (t.gpu, t.slot, t.sec_per_iter.to_bits()))
+                .collect(),
+        )
+    };
+    let mut groups: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (i, j) in jobs.iter().enumerate() {
+        groups.entry(key(j)).or_default().push(i);
+    }
+    let admissible = |j: usize, a: Option<(usize, u32)>| match a {
+        None => problem.jobs[j].may_idle(),
+        Some((k, s)) => problem.jobs[j]
+            .options
+            .iter()
+            .any(|o| o.gpu == k && o.slot == s),
+    };
+    let score = |j: usize, a: Option<(usize, u32)>| -> u32 {
+        match (last.get(jobs[j].id()), a) {
+            (Some(&p), Some(now)) if p == now => 2,
+            (Some(&(pk, _)), Some((k, _))) if pk == k => 1,
+            _ => 0,
+        }
+    };
+    let mut changed = false;
+    let mut members: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    members.sort_unstable();
+    let a = &mut solution.assignments;
+    for group in &members {
+        let mut improved = true;
+        while improved {
+            improved = false;
+            for (x, &i) in group.iter().enumerate() {
+                for &j in &group[x + 1..] {
+                    let (ai, aj) = (a[i], a[j]);
+                    if ai == aj || !admissible(i, aj) || !admissible(j, ai) {
+                        continue;
+                    }
+                    if score(i, aj) + score(j, ai) > score(i, ai) + score(j, aj) {
+                        a.swap(i, j);
+                        improved = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    if changed {
+        let mut objective = 0.0;
+        for (rj, asg) in problem.jobs.iter().zip(a.iter()) {
+            if let Some((k, s)) = *asg {
+                objective += rj
+                    .options
+                    .iter()
+                    .find(|o| o.gpu == k && o.slot == s)
+                    .map_or(0.0, |o| o.value);
+            }
+        }
+        solution.objective = Some(objective);
+    }
+}
+
+/// One job's record over a [`run_rounds`] run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRecord {
+    /// The job's id.
+    pub job: String,
+    /// Rounds in which the job ran.
+    pub rounds_run: u64,
+    /// Realized normalized service averaged over all rounds, idle rounds counting 0; `None` for
+    /// a job with F_j = 0 (no fairness bound, sigma undefined).
+    pub mean_sigma: Option<f64>,
+    /// D_j after the last round.
+    pub final_deficit: f64,
+    /// Whether F_j = 0.
+    pub no_bound: bool,
+}
+
+/// What [`run_rounds`] measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Rounds run.
+    pub rounds: u64,
+    /// Rounds in which at least one job's forcing was dropped.
+    pub relaxed_rounds: u64,
+    /// Mean over rounds of the round objective (sum of v of the chosen options).
+    pub mean_objective: f64,
+    /// Worker migrations summed over rounds ([`Placement::migrations`]).
+    pub migrations: u64,
+    /// Solver calls summed over rounds.
+    pub solves: u64,
+    /// Per job, in the scheduler's job order.
+    pub jobs: Vec<JobRecord>,
+}
+
+/// Runs `rounds` rounds with the scheduler's current jobs, every job realizing exactly its
+/// planned throughput, and returns per-round and per-job statistics; `on_round` sees every plan
+/// (for progress display). The jobs must not change during the run (they cannot: the scheduler
+/// is borrowed). Errors are those of [`RoundScheduler::plan`].
+pub fn run_rounds(
+    scheduler: &mut RoundScheduler,
+    rounds: u64,
+    mut on_round: impl FnMut(&RoundPlan),
+) -> Result<RunSummary, RoundError> {
+    let n = scheduler.jobs.len();
+    let mut run = vec![0u64; n];
+    let mut sigma_sum = vec![0.0f64; n];
+    // F_j depends only on the job set and the cluster, which the run does not change.
+    let start = RoundProblem::new(&scheduler.instance(&scheduler.deficits)?);
+    let no_bound: Vec<bool> = start.jobs.iter().map(|j| j.fair_rate <= 0.0).collect();
+    let (mut relaxed_rounds, mut objective, mut migrations, mut solves) =
+        (0u64, 0.0f64, 0u64, 0u64);
+    for _ in 0..rounds {
+        let plan = scheduler.plan()?;
+        relaxed_rounds += u64::from(!plan.relaxed.is_empty());
+        objective += plan.objective;
+        migrations += plan.placement.migrations as u64;
+        solves += plan.solves as u64;
+        for (j, p) in plan.jobs.iter().enumerate() {
+            run[j] += u64::from(p.run.is_some());
+        }
+        let service = scheduler.report_planned(&plan)?;
+        for (j, s) in service.iter().enumerate() {
+            sigma_sum[j] += s.sigma.unwrap_or(0.0);
+        }
+        on_round(&plan);
+    }
+    let r = rounds.max(1) as f64;
+    let jobs = scheduler
+        .jobs()
+        .enumerate()
+        .map(|(j, (job, d))| JobRecord {
+            job: job.id().to_string(),
+            rounds_run: run[j],
+            mean_sigma: (!no_bound[j]).then(|| sigma_sum[j] / r),
+            final_deficit: d,
+            no_bound: no_bound[j],
+        })
+        .collect();
+    Ok(RunSummary {
+        rounds,
+        relaxed_rounds,
+        mean_objective: objective / r,
+        migrations,
+        solves,
+        jobs,
+    })
+}
+
+/// The deficit update of MODEL.md section 3: max(-B, D + lambda - sigma), evaluated left to right.
+pub fn update_deficit(deficit: f64, lambda: f64, credit: f64, sigma: f64) -> f64 {
+    (deficit + lambda - sigma).max(-credit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solvers::{BruteForce, DenseDp};
+
+    #[test]
+    fn update_rule_by_hand() {
+        // 0.5 + 1 - 0.25 = 1.25; credit clamp: 0 + 1 - 3 = -2 -> -1.
+        assert_eq!(update_deficit(0.5, 1.0, 1.0, 0.25), 1.25);
+        assert_eq!(update_deficit(0.0, 1.0, 1.0, 3.0), -1.0);
+        assert_eq!(update_deficit(0.0, 0.5, 0.0, 0.75), 0.0);
+    }
+
+    /// One GPU of 4 units, three jobs that each want it whole; Delta = 0 forces every job with a
+    /// positive D_j + lambda, so at most one of three forced jobs fits.
+    fn crowded() -> Instance {
+        Instance::builder()
+            .fairness(Fairness {
+                lambda: 1.0,
+                max_debt: 0.0,
+                credit: 1.0,
+            })
+            .gpu_type("g", 1, 4, &[4])
+            .job(JobSpec::new("a").time("g", 4, 1.0).deficit(0.0))
+            .job(JobSpec::new("b").time("g", 4, 1.0).deficit(2.0))
+            .job(JobSpec::new("c").time("g", 4, 1.0).deficit(2.0))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn relaxation_keeps_the_largest_minimum_first_in_job_order() {
+        let mut s = RoundScheduler::new(&crowded(), Box::new(DenseDp::default()));
+        let plan = s.plan().unwrap();
+        // m = 1, 3, 3: order b, c, a. Only one fits: b (first of the tie) stays forced.
+        assert_eq!(plan.relaxed, vec!["c".to_string(), "a".to_string()]);
+        assert_eq!(plan.jobs[1].run, Some((0, 4)));
+        assert!(plan.jobs[1].forced && !plan.jobs[1].relaxed);
+        assert!(plan.jobs[0].relaxed && plan.jobs[2].relaxed);
+        crate::verify(&plan.instance, &plan.solution).unwrap();
+        // F = 1/3 it/s for each (a third of the GPU); b runs at 1 it/s: sigma 3, D_b = 2 + 1 - 3.
+        let service = s.report_planned(&plan).unwrap();
+        assert_eq!(service[1].deficit, 0.0);
+        assert_eq!(service[0].deficit, 1.0);
+        assert_eq!(service[2].deficit, 3.0);
+        // Next round c (m = 4) leads, then a (m = 2), then b (m = 1).
+        let plan = s.plan().unwrap();
+        assert_eq!(plan.relaxed, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(plan.jobs[2].run, Some((0, 4)));
+    }
+
+    #[test]
+    fn jobs_without_a_fairness_bound_keep_their_deficit() {
+        // b has no whole-GPU time: F_b = 0.
+        let inst = Instance::builder()
+            .gpu_type("g", 1, 4, &[2, 4])
+            .job(JobSpec::new("a").time("g", 4, 1.0))
+            .job(JobSpec::new("b").time("g", 2, 1.0).deficit(0.5))
+            .build()
+            .unwrap();
+        let mut s = RoundScheduler::new(&inst, Box::new(BruteForce::default()));
+        let plan = s.plan().unwrap();
+        let service = s.report_planned(&plan).unwrap();
+        assert_eq!(service[1].sigma, None);
+        assert_eq!(s.deficit("b"), Some(0.5));
+    }
+
+    #[test]
+    fn reports_are_checked_before_anything_changes() {
+        let mut s = RoundScheduler::new(&crowded(), Box::new(DenseDp::default()));
+        assert!(matches!(s.report(&[]), Err(RoundError::NoPlan)));
+        s.plan().unwrap();
+        s.add_job(JobSpec::new("late").time("g", 4, 1.0)).unwrap();
+        let e = s.report(&[("b", 1.0), ("late", 1.0)]).unwrap_err();
+        assert!(matches!(e, RoundError::NotInRound { .. }), "{e}");
+        let e = s.report(&[("b", -1.0)]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "job \"b\": realized throughput must be finite and >= 0 (got -1)"
+        );
+        assert!(matches!(
+            s.report(&[("b", 1.0), ("b", 1.0)]),
+            Err(RoundError::DuplicateReport { .. })
+        ));
+        assert!(matches!(
+            s.report(&[("zz", 1.0)]),
+            Err(RoundError::UnknownJob { .. })
+        ));
+        assert_eq!(s.deficit("b"), Some(2.0));
+        assert_eq!(s.round(), 0);
+    }
+
+    /// A solver that runs job (call count mod n) alone on the whole GPU: among identical jobs it
+    /// switches every round, as an ILP may.
+    struct Rotating(std::cell::Cell<usize>);
+
+    impl Solver for Rotating {
+        fn name(&self) -> &'static str {
+            "rotating"
+        }
+        fn solve_problem(&self, p: &RoundProblem) -> Result<Solution, SolveError> {
+            let pick = self.0.get() % p.jobs.len();
+            self.0.set(self.0.get() + 1);
+            let a = (0..p.jobs.len())
+                .map(|j| (j == pick).then_some((0, 4)))
+                .collect();
+            Ok(Solution::from_assignments(
+                "rotating",
+                Status::Optimal,
+                p,
+                a,
+            ))
+        }
+    }
+
+    #[test]
+    fn identical_jobs_keep_the_option_they_ran() {
+        // Delta = 5: nobody is forced for a while, so both jobs may idle and the swap is allowed.
+        let inst = Instance::builder()
+            .fairness(Fairness {
+                lambda: 1.0,
+                max_debt: 5.0,
+                credit: 1.0,
+            })
+            .gpu_type("g", 1, 4, &[4])
+            .job(JobSpec::new("a").time("g", 4, 1.0))
+            .job(JobSpec::new("b").time("g", 4, 1.0))
+            .build()
+            .unwrap();
+        let mut s = RoundScheduler::new(&inst, Box::new(Rotating(std::cell::Cell::new(0))));
+        let p0 = s.plan().unwrap();
+        assert_eq!(p0.jobs[0].run, Some((0, 4)));
+        s.report_planned(&p0).unwrap();
+        // The solver now picks b; a and b are identical, so a keeps the GPU: no migration.
+        let p1 = s.plan().unwrap();
+        assert_eq!(p1.jobs[0].run, Some((0, 4)));
+        assert_eq!(p1.jobs[1].run, None);
+        assert_eq!(p1.placement.migrations, 0);
+        assert_eq!(p1.objective, 1.0);
+        crate::verify(&p1.instance, &p1.solution).unwrap();
+    }
+
+    #[test]
+    fn invalid_jobs_name_the_field() {
+        let mut s = RoundScheduler::new(&crowded(), Box::new(DenseDp::default()));
+        let e = s.add_job(JobSpec::new("x").time("g", 4, -1.0)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "new job: jobs[0].times[0].sec_per_iter must be finite and > 0 (got -1)"
+        );
+        assert!(matches!(
+            s.add_job(JobSpec::new("a").time("g", 4, 1.0)),
+            Err(RoundError::DuplicateJob { .. })
+        ));
+        let e = s.update_times("a", &[("h", 4, 1.0)]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("jobs[0].times[0].gpu must name one of gpu_types"),
+            "{e}"
+        );
+    }
+}

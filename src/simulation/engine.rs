@@ -1,0 +1,467 @@
+//! The time loop shared by every policy: rounds, steps, completions, arrivals.
+//!
+//! The loop follows Gavel's `Scheduler.simulate` (stanford-futuredata/gavel,
+//! `scheduler/scheduler.py`) so that a Gavel policy run here meets the same events at the same
+//! simulated times as in Gavel's simulator. Per round it costs O(P + A), P placements and A
+//! active jobs, plus whatever the policy spends in [`Scheduler::plan`].
+
+use super::{Cluster, JobOutcome, SimConfig, SimError, SimJob, SimResult, ThroughputTable};
+
+/// What a policy sees when it decides.
+#[derive(Debug, Clone, Copy)]
+pub struct SimState<'a> {
+    /// Simulated time, seconds.
+    pub now: f64,
+    /// Throughputs.
+    pub table: &'a ThroughputTable,
+    /// The cluster.
+    pub cluster: &'a Cluster,
+    /// All jobs of the run, by index (= Gavel's job id).
+    pub jobs: &'a [SimJob],
+    /// Steps each job has run so far.
+    pub steps_done: &'a [f64],
+    /// Jobs that arrived and are not finished, in arrival order.
+    pub active: &'a [usize],
+    /// Round length, seconds.
+    pub round_seconds: f64,
+    /// Nothing ran in the round that just ended and no arrival is pending: a policy that keeps
+    /// jobs waiting for a timer (Gavel's reset period) must act now or never.
+    pub idle: bool,
+}
+
+impl SimState<'_> {
+    /// Steps job `id` has left.
+    pub fn remaining(&self, id: usize) -> f64 {
+        (self.jobs[id].total_steps - self.steps_done[id]).max(0.0)
+    }
+
+    /// Solo throughput of job `id` on cluster type `k`.
+    pub fn solo(&self, id: usize, k: usize) -> f64 {
+        self.table.solo(self.cluster.types[k].worker, self.jobs[id].job_type)
+    }
+
+    /// Throughputs of jobs `a` and `b` co-located on cluster type `k` (0, 0 when they cannot be).
+    pub fn pair(&self, a: usize, b: usize, k: usize) -> (f64, f64) {
+        let (ja, jb) = (&self.jobs[a], &self.jobs[b]);
+        if ja.scale_factor != jb.scale_factor {
+            return (0.0, 0.0);
+        }
+        self.table.pair(self.cluster.types[k].worker, ja.job_type, jb.job_type)
+    }
+}
+
+/// One placement of a round: jobs sharing the same GPUs of one type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// The jobs (one, or several sharing the GPUs).
+    pub jobs: Vec<usize>,
+    /// Cluster type index.
+    pub gpu_type: usize,
+    /// GPU indices within the type (as many as the jobs' scale factor).
+    pub gpus: Vec<u32>,
+    /// Fraction of each listed GPU this placement occupies (1 for whole GPUs, a slot's share of
+    /// the units under spatial sharing). The fractions of one GPU sum to at most 1.
+    pub fraction: f64,
+    /// Steps/s of each job in this placement (its co-located throughput when it shares).
+    pub throughputs: Vec<f64>,
+}
+
+/// What one placement did in a round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The placement.
+    pub placement: Placement,
+    /// Steps each of its jobs ran.
+    pub steps: Vec<f64>,
+    /// When the last of its jobs stopped, seconds.
+    pub finish: f64,
+}
+
+/// A round that ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundReport {
+    /// When the round started.
+    pub start: f64,
+    /// When it ended (the latest finish of its runs).
+    pub end: f64,
+    /// Its runs.
+    pub runs: Vec<Run>,
+}
+
+/// Reported after each round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Simulated time, seconds.
+    pub now: f64,
+    /// Window jobs finished.
+    pub finished: usize,
+    /// Window jobs in all.
+    pub window_jobs: usize,
+    /// Rounds so far.
+    pub rounds: u64,
+}
+
+/// A scheduling policy driven by the simulator. Calls come in Gavel's order at each round
+/// boundary: [`round_finished`](Scheduler::round_finished) (the jobs that just completed are still
+/// active), [`job_finished`](Scheduler::job_finished) for each completed job,
+/// [`job_arrived`](Scheduler::job_arrived) for each arrival, then [`plan`](Scheduler::plan).
+pub trait Scheduler {
+    /// The policy's name.
+    fn name(&self) -> String;
+    /// Job `id` arrived (it is in `state.active`).
+    fn job_arrived(&mut self, id: usize, state: &SimState<'_>) -> Result<(), SimError>;
+    /// Job `id` finished (it is no longer in `state.active`).
+    fn job_finished(&mut self, id: usize, state: &SimState<'_>);
+    /// The round described by `report` ended; `state.steps_done` already counts its steps.
+    fn round_finished(&mut self, report: &RoundReport, state: &SimState<'_>);
+    /// The placements of the next round.
+    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<Placement>, SimError>;
+    /// Seconds spent in solvers so far.
+    fn solver_seconds(&self) -> f64;
+    /// Share of placements that kept their GPUs from the previous round (0 when not tracked).
+    fn lease_extension_share(&self) -> f64 {
+        0.0
+    }
+}
+
+/// A prepared simulation.
+#[derive(Debug)]
+pub struct Simulation<'a> {
+    table: &'a ThroughputTable,
+    cluster: &'a Cluster,
+    jobs: &'a [SimJob],
+    config: SimConfig,
+    window: (usize, usize),
+}
+
+impl<'a> Simulation<'a> {
+    /// Checks the inputs: at least one job, arrivals sorted, the window inside the jobs, the
+    /// round length positive, and every job able to run on some type of the cluster.
+    pub fn new(
+        table: &'a ThroughputTable,
+        cluster: &'a Cluster,
+        jobs: &'a [SimJob],
+        config: &SimConfig,
+    ) -> Result<Simulation<'a>, SimError> {
+        if jobs.is_empty() {
+            return Err(SimError::Setting { setting: "jobs", rule: "must not be empty", got: "0".into() });
+        }
+        if !(config.round_seconds.is_finite() && config.round_seconds > 0.0) {
+            return Err(SimError::Setting {
+                setting: "round_seconds",
+                rule: "must be > 0",
+                got: config.round_seconds.to_string(),
+            });
+        }
+        if jobs.windows(2).any(|w| w[1].arrival < w[0].arrival) {
+            return Err(SimError::Setting { setting: "jobs", rule: "must be sorted by arrival", got: String::new() });
+        }
+        let window = config.window.unwrap_or((0, jobs.len() - 1));
+        if window.0 > window.1 || window.1 >= jobs.len() {
+            return Err(SimError::Setting {
+                setting: "window",
+                rule: "must lie within the jobs (0-based, inclusive)",
+                got: format!("{}-{} of {} jobs", window.0, window.1, jobs.len()),
+            });
+        }
+        for (i, j) in jobs.iter().enumerate() {
+            let runnable = cluster
+                .types
+                .iter()
+                .any(|t| t.count >= j.scale_factor && table.solo(t.worker, j.job_type) > 0.0);
+            if !runnable {
+                let model = table.job_types()[j.job_type].model();
+                return Err(SimError::Unrunnable { index: i, model, scale_factor: j.scale_factor });
+            }
+        }
+        Ok(Simulation { table, cluster, jobs, config: config.clone(), window })
+    }
+
+    /// Runs the policy until every window job has finished. `wall_seconds` of the result is left
+    /// 0 (the caller times the run).
+    pub fn run(
+        &mut self,
+        scheduler: &mut dyn Scheduler,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SimResult, SimError> {
+        let n = self.jobs.len();
+        let round = self.config.round_seconds;
+        let mut steps_done = vec![0.0_f64; n];
+        let mut completion: Vec<Option<f64>> = vec![None; n];
+        let mut added_at: Vec<Option<f64>> = vec![None; n];
+        let mut left_at: Vec<Option<f64>> = vec![None; n];
+        // Integral of the number of active jobs over each job's active life.
+        let mut crowd = vec![0.0_f64; n];
+        let mut active: Vec<usize> = Vec::new();
+        let mut next = 0usize;
+        let mut now = self.jobs[0].arrival;
+        let mut running: Vec<Run> = Vec::new();
+        let mut round_start = now;
+        let mut rounds = 0u64;
+        let window_jobs = self.window.1 - self.window.0 + 1;
+        let mut finished_in_window = 0usize;
+        let mut window_end = now;
+        let mut busy = 0.0_f64;
+        let mut idle_plans = 0u32;
+        let name = scheduler.name();
+        let mut placed_scratch = vec![false; n];
+        let mut used_scratch: Vec<Vec<f64>> = self.cluster.types.iter().map(|t| vec![0.0; t.count as usize]).collect();
+
+        while finished_in_window < window_jobs {
+            let before = now;
+            let ran = !running.is_empty();
+            if ran {
+                now = running.iter().map(|r| r.finish).fold(round_start, f64::max);
+            } else if next < n {
+                now = now.max(self.jobs[next].arrival);
+            }
+            let crowd_now = active.len() as f64;
+            for &j in &active {
+                crowd[j] += crowd_now * (now - before);
+            }
+
+            let mut done: Vec<usize> = Vec::new();
+            if ran {
+                rounds += 1;
+                for r in &running {
+                    for (i, &j) in r.placement.jobs.iter().enumerate() {
+                        steps_done[j] += r.steps[i];
+                        if steps_done[j] >= self.jobs[j].total_steps && completion[j].is_none() {
+                            completion[j] = Some(r.finish);
+                            done.push(j);
+                        }
+                    }
+                    if round_start >= added_at[self.window.0].unwrap_or(f64::INFINITY) {
+                        busy += (r.finish - round_start) * r.placement.gpus.len() as f64 * r.placement.fraction;
+                    }
+                }
+                let report = RoundReport { start: round_start, end: now, runs: std::mem::take(&mut running) };
+                let state = self.state(now, &steps_done, &active, false);
+                scheduler.round_finished(&report, &state);
+                done.sort_unstable();
+                for &j in &done {
+                    left_at[j] = Some(now);
+                    if (self.window.0..=self.window.1).contains(&j) {
+                        finished_in_window += 1;
+                        window_end = now;
+                    }
+                }
+                active.retain(|j| completion[*j].is_none());
+                for &j in &done {
+                    let state = self.state(now, &steps_done, &active, false);
+                    scheduler.job_finished(j, &state);
+                }
+            }
+            if finished_in_window >= window_jobs {
+                break;
+            }
+
+            while next < n && self.jobs[next].arrival <= now {
+                active.push(next);
+                added_at[next] = Some(now);
+                let state = self.state(now, &steps_done, &active, false);
+                scheduler.job_arrived(next, &state)?;
+                next += 1;
+            }
+
+            let idle = !ran && next >= n;
+            let state = self.state(now, &steps_done, &active, idle);
+            let placements = scheduler.plan(&state)?;
+            self.check(&name, now, &placements, &added_at, &completion, &mut placed_scratch, &mut used_scratch)?;
+            if placements.is_empty() && next >= n {
+                idle_plans += 1;
+                if idle_plans >= 3 {
+                    return Err(SimError::Stalled { policy: name, time: now, active: active.len() });
+                }
+            } else {
+                idle_plans = 0;
+            }
+            round_start = now;
+            for p in placements {
+                let mut steps = Vec::with_capacity(p.jobs.len());
+                let mut finish = now;
+                for (i, &j) in p.jobs.iter().enumerate() {
+                    let thr = p.throughputs[i];
+                    // Gavel runs whole steps: floor(throughput * round), capped by what is left.
+                    let s = (thr * round).floor().min(self.jobs[j].total_steps - steps_done[j]).max(0.0);
+                    finish = finish.max(now + s / thr);
+                    steps.push(s);
+                }
+                running.push(Run { placement: p, steps, finish });
+            }
+            progress(Progress { now, finished: finished_in_window, window_jobs, rounds });
+        }
+
+        let window_start = added_at[self.window.0].unwrap_or(self.jobs[self.window.0].arrival);
+        let span = (window_end - window_start).max(0.0);
+        let gpus = self.cluster.gpus() as f64;
+        let outcomes = (0..n)
+            .map(|j| {
+                let job = &self.jobs[j];
+                // The crowd integral runs to the end of the round the job finished in, so it is
+                // averaged over the same span.
+                let lived = match added_at[j] {
+                    Some(a) => left_at[j].unwrap_or(now) - a,
+                    None => 0.0,
+                };
+                let contention = if lived > 0.0 { (crowd[j] / lived).max(1.0) } else { 1.0 };
+                JobOutcome {
+                    arrival: job.arrival,
+                    completion: completion[j],
+                    total_steps: job.total_steps,
+                    best_throughput: self.best_throughput(j),
+                    fair_rate: self.fair_rate(j, contention),
+                    contention,
+                }
+            })
+            .collect();
+        Ok(SimResult {
+            policy: scheduler.name(),
+            window: self.window,
+            jobs: outcomes,
+            window_start,
+            window_end,
+            rounds,
+            solver_seconds: scheduler.solver_seconds(),
+            wall_seconds: 0.0,
+            utilization: if span > 0.0 && gpus > 0.0 { busy / (span * gpus) } else { 0.0 },
+            lease_extension_share: scheduler.lease_extension_share(),
+        })
+    }
+
+    fn state<'s>(&'s self, now: f64, steps_done: &'s [f64], active: &'s [usize], idle: bool) -> SimState<'s> {
+        SimState {
+            now,
+            table: self.table,
+            cluster: self.cluster,
+            jobs: self.jobs,
+            steps_done,
+            active,
+            round_seconds: self.config.round_seconds,
+            idle,
+        }
+    }
+
+    /// Best solo throughput of job `j` over the types that can hold it.
+    fn best_throughput(&self, j: usize) -> f64 {
+        let job = &self.jobs[j];
+        self.cluster
+            .types
+            .iter()
+            .filter(|t| t.count >= job.scale_factor)
+            .map(|t| self.table.solo(t.worker, job.job_type))
+            .fold(0.0, f64::max)
+    }
+
+    /// F_j of MODEL.md section 3 with share 1/contention: x_k = n_k / (contention * sf), capped
+    /// so that the fractions sum to at most 1, fastest types first.
+    fn fair_rate(&self, j: usize, contention: f64) -> f64 {
+        let job = &self.jobs[j];
+        let mut rates: Vec<(f64, f64)> = self
+            .cluster
+            .types
+            .iter()
+            .map(|t| {
+                let x = f64::from(t.count) / (contention * f64::from(job.scale_factor));
+                (self.table.solo(t.worker, job.job_type), x)
+            })
+            .collect();
+        rates.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut left = 1.0_f64;
+        let mut f = 0.0;
+        for (thr, x) in rates {
+            let take = x.min(left);
+            f += take * thr;
+            left -= take;
+        }
+        f
+    }
+
+    /// Rejects placements that break the cluster: unknown or finished jobs, a job placed twice,
+    /// a GPU index out of range, GPUs shared beyond their capacity, the wrong number of GPUs,
+    /// non-positive throughputs.
+    ///
+    /// `placed` (one flag per job) and `used` (per type, per GPU) are all-false / all-zero
+    /// scratch buffers, left so on return. O(P) for P placements.
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &self,
+        policy: &str,
+        now: f64,
+        placements: &[Placement],
+        added_at: &[Option<f64>],
+        completion: &[Option<f64>],
+        placed: &mut [bool],
+        used: &mut [Vec<f64>],
+    ) -> Result<(), SimError> {
+        let result = self.check_into(policy, now, placements, added_at, completion, placed, used);
+        for p in placements {
+            for &j in &p.jobs {
+                if let Some(f) = placed.get_mut(j) {
+                    *f = false;
+                }
+            }
+            if let Some(u) = used.get_mut(p.gpu_type) {
+                for &g in &p.gpus {
+                    if let Some(x) = u.get_mut(g as usize) {
+                        *x = 0.0;
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn check_into(
+        &self,
+        policy: &str,
+        now: f64,
+        placements: &[Placement],
+        added_at: &[Option<f64>],
+        completion: &[Option<f64>],
+        placed: &mut [bool],
+        used: &mut [Vec<f64>],
+    ) -> Result<(), SimError> {
+        let bad = |reason: String| SimError::InvalidPlacement { policy: policy.to_string(), time: now, reason };
+        for p in placements {
+            let Some(t) = self.cluster.types.get(p.gpu_type) else {
+                return Err(bad(format!("gpu type index {} out of range", p.gpu_type)));
+            };
+            if p.jobs.is_empty() || p.throughputs.len() != p.jobs.len() {
+                return Err(bad("a placement needs one throughput per job".into()));
+            }
+            if !(p.fraction > 0.0 && p.fraction <= 1.0) {
+                return Err(bad(format!("fraction {} must lie in (0, 1]", p.fraction)));
+            }
+            for (i, &j) in p.jobs.iter().enumerate() {
+                if j >= self.jobs.len() || completion[j].is_some() || added_at[j].is_none() {
+                    return Err(bad(format!("job {j} is not active")));
+                }
+                if std::mem::replace(&mut placed[j], true) {
+                    return Err(bad(format!("job {j} placed twice")));
+                }
+                if self.jobs[j].scale_factor as usize != p.gpus.len() {
+                    return Err(bad(format!(
+                        "job {j} needs {} gpus, placement has {}",
+                        self.jobs[j].scale_factor,
+                        p.gpus.len()
+                    )));
+                }
+                if !(p.throughputs[i].is_finite() && p.throughputs[i] > 0.0) {
+                    return Err(bad(format!("job {j} has throughput {}", p.throughputs[i])));
+                }
+            }
+            for &g in &p.gpus {
+                let Some(u) = used[p.gpu_type].get_mut(g as usize) else {
+                    return Err(bad(format!("gpu {g} of {} out of range", t.name)));
+                };
+                *u += p.fraction;
+                if *u > 1.0 + 1e-9 {
+                    return Err(bad(format!("gpu {g} of {} over-full", t.name)));
+                }
+            }
+        }
+        Ok(())
+    }
+}

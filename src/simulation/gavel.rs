@@ -1,0 +1,493 @@
+//! Gavel's round mechanism: how an allocation (fractions of time per job and GPU type) becomes
+//! the placements of each round.
+//!
+//! Follows `Scheduler._update_priorities`, `_reset_time_run_so_far`,
+//! `_schedule_jobs_on_workers(_helper)` and `_done_callback` of Gavel's simulator
+//! (stanford-futuredata/gavel at commit c4fa400, `scheduler/scheduler.py`; Narayanan et al.,
+//! "Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads", OSDI 2020,
+//! section 5), including its quirks, because they shape the numbers it reports:
+//!
+//! - The allocation X is recomputed only when jobs arrived or finished since the last time *and*
+//!   at least `reset_seconds` (1,920 s) have passed since the last reset (or the last reset
+//!   happened at time 0). Jobs that arrive in between have no allocation; the greedy fill still
+//!   reserves GPUs for them but they do not run (the GPUs idle).
+//! - Every job (and, with space sharing, every pair of jobs) carries per GPU type the time it ran
+//!   since the last reset, starting with a credit of half a round; the type's total is the sum
+//!   over jobs. priority = X / (job's time / type's total), X * 10^9 for a job with no time on a
+//!   type whose total is 0, and 0 when X = 0 or the job cannot run there.
+//! - At a reset, deficit += X_old * elapsed - time received (the credit excluded), and all times
+//!   go back to the credit.
+//! - Each round, per type in fill order, entries are sorted by (priority, deficit, X) descending
+//!   (stable, ties in insertion order); the types' queues are concatenated and walked once: an
+//!   entry is placed on its type when it fits, none of its jobs is placed yet and its throughput
+//!   there is positive (FIFO also skips priority 0). Leftover GPUs thus go to entries of priority
+//!   0: the mechanism is work-conserving on the fastest types first.
+//! - A placement keeps its previous GPUs when they are free (lease extension); the execution time
+//!   credited to an entry is its finish minus the end of the previous round.
+//!
+//! Cost per round: O(E K + V log E) for E entries (jobs, plus pairs with space sharing), K types
+//! and V entries visited before the types are full,
+//! plus the allocation policy's solve at resets.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use super::engine::{Placement, RoundReport, Scheduler, SimState};
+use super::SimError;
+
+/// A job or a pair of jobs, as Gavel's `JobIdPair`: (smaller id, larger id).
+pub type Combo = (usize, Option<usize>);
+
+/// One active job as an allocation policy sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AllocationJob {
+    /// Job id.
+    pub id: usize,
+    /// GPUs per job.
+    pub scale_factor: u32,
+    /// Priority weight.
+    pub weight: f64,
+    /// Solo steps/s per cluster type.
+    pub throughput: Vec<f64>,
+    /// Steps left.
+    pub remaining_steps: f64,
+    /// Seconds since the job arrived.
+    pub since_arrival: f64,
+}
+
+/// A pair of active jobs (same scale factor) that may share GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AllocationPair {
+    /// Index of the first job in [`AllocationInput::jobs`] (the smaller id).
+    pub a: usize,
+    /// Index of the second job.
+    pub b: usize,
+    /// (a's, b's) steps/s per cluster type when co-located; (0, 0) where they cannot share.
+    pub throughput: Vec<(f64, f64)>,
+}
+
+/// The input of an allocation policy.
+#[derive(Debug, Clone, Copy)]
+pub struct AllocationInput<'a> {
+    /// Active jobs, by increasing id.
+    pub jobs: &'a [AllocationJob],
+    /// Pairs (only for policies with [`AllocationPolicy::packing`]).
+    pub pairs: &'a [AllocationPair],
+    /// GPUs per cluster type.
+    pub capacity: &'a [u32],
+}
+
+/// Fractions of time per entry and type, aligned with the input's jobs and pairs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Allocation {
+    /// X[job][type].
+    pub jobs: Vec<Vec<f64>>,
+    /// X[pair][type].
+    pub pairs: Vec<Vec<f64>>,
+}
+
+/// A Gavel allocation policy.
+pub trait AllocationPolicy {
+    /// The policy's name.
+    fn name(&self) -> &'static str;
+    /// Whether pairs of jobs are entries of the allocation (space sharing).
+    fn packing(&self) -> bool {
+        false
+    }
+    /// Whether entries of priority 0 are never placed (Gavel does this for FIFO only).
+    fn skips_zero_priority(&self) -> bool {
+        false
+    }
+    /// Computes the allocation.
+    fn allocate(&mut self, input: &AllocationInput<'_>) -> Result<Allocation, SimError>;
+}
+
+/// Order of the per-type queues: (priority, deficit, X) descending, ties to the earlier entry
+/// (Python's stable sort in reverse keeps insertion order among equal keys).
+#[derive(Debug, Clone, Copy)]
+struct QueueKey {
+    priority: f64,
+    deficit: f64,
+    allocation: f64,
+    index: usize,
+}
+
+impl PartialEq for QueueKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for QueueKey {}
+
+impl PartialOrd for QueueKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for QueueKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority
+            .total_cmp(&other.priority)
+            .then_with(|| self.deficit.total_cmp(&other.deficit))
+            .then_with(|| self.allocation.total_cmp(&other.allocation))
+            .then_with(|| other.index.cmp(&self.index))
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    combo: Combo,
+    priority: Vec<f64>,
+    deficit: Vec<f64>,
+    time: Vec<f64>,
+    /// Steps/s per type of the first and second job (second 0 for a single job).
+    throughput: Vec<(f64, f64)>,
+    /// X per type from the latest allocation; `None` when the entry did not exist then.
+    allocation: Option<Vec<f64>>,
+    /// Type and GPUs of the previous round, when the entry ran in it.
+    previous: Option<(usize, Vec<u32>)>,
+}
+
+impl Entry {
+    fn runs_on(&self, k: usize) -> bool {
+        let (a, b) = self.throughput[k];
+        match self.combo.1 {
+            None => a > 0.0,
+            Some(_) => a > 0.0 && b > 0.0,
+        }
+    }
+}
+
+/// Gavel's round mechanism around an allocation policy.
+#[derive(Debug)]
+pub struct GavelRounds<P> {
+    policy: P,
+    reset_seconds: f64,
+    credit: f64,
+    types: usize,
+    entries: Vec<Entry>,
+    worker_time: Vec<f64>,
+    last_reset: f64,
+    need_update: bool,
+    /// Entry index of each placement of the round being run, in placement order.
+    planned: Vec<usize>,
+    previous_end: Option<f64>,
+    solver_seconds: f64,
+    extensions: u64,
+    opportunities: u64,
+    allocations: u64,
+}
+
+impl<P: AllocationPolicy> GavelRounds<P> {
+    /// Wraps `policy` for a cluster of `types` GPU types, rounds of `round_seconds` and resets at
+    /// least `reset_seconds` apart.
+    pub fn new(policy: P, types: usize, round_seconds: f64, reset_seconds: f64) -> GavelRounds<P> {
+        GavelRounds {
+            policy,
+            reset_seconds,
+            credit: round_seconds / 2.0,
+            types,
+            entries: Vec::new(),
+            worker_time: vec![0.0; types],
+            last_reset: 0.0,
+            need_update: true,
+            planned: Vec::new(),
+            previous_end: None,
+            solver_seconds: 0.0,
+            extensions: 0,
+            opportunities: 0,
+            allocations: 0,
+        }
+    }
+
+    /// How many times the allocation was computed.
+    pub fn allocations(&self) -> u64 {
+        self.allocations
+    }
+
+    fn reset(&mut self, now: f64) {
+        let elapsed = now - self.last_reset;
+        for k in 0..self.types {
+            self.worker_time[k] = 0.0;
+            for e in &mut self.entries {
+                let received = e.time[k] - self.credit;
+                let owed = e.allocation.as_ref().map_or(0.0, |x| x[k] * elapsed);
+                e.deficit[k] += owed - received;
+                e.time[k] = self.credit;
+                self.worker_time[k] += self.credit;
+            }
+        }
+        self.last_reset = now;
+    }
+
+    fn compute_allocation(&mut self, state: &SimState<'_>) -> Result<(), SimError> {
+        let mut ids: Vec<usize> = state.active.to_vec();
+        ids.sort_unstable();
+        let jobs: Vec<AllocationJob> = ids
+            .iter()
+            .map(|&id| AllocationJob {
+                id,
+                scale_factor: state.jobs[id].scale_factor,
+                weight: state.jobs[id].weight,
+                throughput: (0..self.types).map(|k| state.solo(id, k)).collect(),
+                remaining_steps: state.remaining(id),
+                since_arrival: state.now - state.jobs[id].arrival,
+            })
+            .collect();
+        let mut position = vec![usize::MAX; state.jobs.len()];
+        for (i, &id) in ids.iter().enumerate() {
+            position[id] = i;
+        }
+        let mut pairs: Vec<AllocationPair> = Vec::new();
+        let mut pair_entries: Vec<usize> = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let (a, Some(b)) = e.combo {
+                pairs.push(AllocationPair { a: position[a], b: position[b], throughput: e.throughput.clone() });
+                pair_entries.push(i);
+            }
+        }
+        let capacity: Vec<u32> = state.cluster.counts();
+        let input = AllocationInput { jobs: &jobs, pairs: &pairs, capacity: &capacity };
+        let start = Instant::now();
+        let x = self.policy.allocate(&input)?;
+        self.solver_seconds += start.elapsed().as_secs_f64();
+        self.allocations += 1;
+        let mut rows: Vec<Option<Vec<f64>>> = x.jobs.into_iter().map(Some).collect();
+        for e in &mut self.entries {
+            e.allocation = match e.combo {
+                (a, None) => rows.get_mut(position[a]).and_then(Option::take),
+                _ => None,
+            };
+        }
+        for (row, at) in x.pairs.into_iter().zip(pair_entries) {
+            self.entries[at].allocation = Some(row);
+        }
+        Ok(())
+    }
+
+    fn update_priorities(&mut self, state: &SimState<'_>) -> Result<(), SimError> {
+        let due = state.now - self.last_reset >= self.reset_seconds || self.last_reset == 0.0;
+        if self.need_update && due {
+            self.reset(state.now);
+            self.compute_allocation(state)?;
+            self.need_update = false;
+        }
+        for k in 0..self.types {
+            let total = self.worker_time[k];
+            for e in &mut self.entries {
+                let fraction = if total == 0.0 { 0.0 } else { e.time[k] / total };
+                let runs = e.runs_on(k);
+                e.priority[k] = match &e.allocation {
+                    None => 0.0,
+                    Some(x) if x[k] == 0.0 || !runs => 0.0,
+                    Some(x) if fraction > 0.0 => x[k] / fraction,
+                    Some(x) => x[k] * 1e9,
+                };
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
+    fn name(&self) -> String {
+        self.policy.name().to_string()
+    }
+
+    fn job_arrived(&mut self, id: usize, state: &SimState<'_>) -> Result<(), SimError> {
+        let k = self.types;
+        self.entries.push(Entry {
+            combo: (id, None),
+            priority: vec![0.0; k],
+            deficit: vec![0.0; k],
+            time: vec![self.credit; k],
+            throughput: (0..k).map(|t| (state.solo(id, t), 0.0)).collect(),
+            allocation: None,
+            previous: None,
+        });
+        if self.policy.packing() {
+            // Gavel pairs the new job with every active job of the same scale factor, in arrival
+            // order, and starts their time at 0 (not at the credit).
+            let sf = state.jobs[id].scale_factor;
+            for &other in state.active.iter().filter(|&&o| o != id && state.jobs[o].scale_factor == sf) {
+                let (a, b) = (other.min(id), other.max(id));
+                self.entries.push(Entry {
+                    combo: (a, Some(b)),
+                    priority: vec![0.0; k],
+                    deficit: vec![0.0; k],
+                    time: vec![0.0; k],
+                    throughput: (0..k).map(|t| state.pair(a, b, t)).collect(),
+                    allocation: None,
+                    previous: None,
+                });
+            }
+        }
+        self.need_update = true;
+        Ok(())
+    }
+
+    fn job_finished(&mut self, id: usize, _state: &SimState<'_>) {
+        self.entries.retain(|e| e.combo.0 != id && e.combo.1 != Some(id));
+        self.need_update = true;
+    }
+
+    fn round_finished(&mut self, report: &RoundReport, state: &SimState<'_>) {
+        // Gavel credits each run with its finish minus the end of the previous round (0 before
+        // the first), which overstates the first round after an idle gap.
+        let start = self.previous_end.unwrap_or(0.0);
+        self.previous_end = Some(report.end);
+        for (run, &at) in report.runs.iter().zip(&self.planned) {
+            let p = &run.placement;
+            let elapsed = run.finish - start;
+            let failed = elapsed <= 0.0
+                || p.jobs.iter().zip(&run.steps).any(|(&j, &s)| s <= 0.0 && state.remaining(j) + s > 0.0);
+            if failed {
+                // Gavel counts a failed micro-task and recomputes the allocation.
+                self.need_update = true;
+                continue;
+            }
+            if let Some(e) = self.entries.get_mut(at) {
+                e.time[p.gpu_type] += elapsed;
+            }
+            self.worker_time[p.gpu_type] += elapsed;
+        }
+    }
+
+    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<Placement>, SimError> {
+        if state.idle {
+            // Gavel's trace replay forces a reset when nothing runs and nothing will arrive.
+            self.last_reset = 0.0;
+        }
+        self.update_priorities(state)?;
+        let types = self.types;
+        let counts = state.cluster.counts();
+        let skip_zero = self.policy.skips_zero_priority();
+
+        // Lease-extension opportunities: previous placements whose entry is still active.
+        self.opportunities += self.entries.iter().filter(|e| e.previous.is_some()).count() as u64;
+
+        // The greedy fill: per type a sorted queue, the queues walked in fill order.
+        let mut left: Vec<u32> = counts.clone();
+        let mut placed = vec![false; state.jobs.len()];
+        let mut chosen: Vec<Vec<(usize, u32)>> = vec![Vec::new(); types];
+        let mut unplaced = state.active.len();
+        for k in 0..types {
+            if unplaced == 0 {
+                break;
+            }
+            // A lazy max-heap instead of a full sort: the walk usually stops long before the
+            // end of the queue (the type is full, or every job is placed).
+            let entries = &self.entries;
+            let keys: Vec<QueueKey> = entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    let free = !placed[e.combo.0] && e.combo.1.is_none_or(|b| !placed[b]);
+                    free && e.runs_on(k) && !(skip_zero && e.priority[k] <= 0.0)
+                })
+                .map(|(i, e)| QueueKey {
+                    priority: e.priority[k],
+                    deficit: e.deficit[k],
+                    allocation: e.allocation.as_ref().map_or(0.0, |x| x[k]),
+                    index: i,
+                })
+                .collect();
+            let mut queue = BinaryHeap::from(keys);
+            while left[k] > 0 && unplaced > 0 {
+                let Some(QueueKey { index: i, .. }) = queue.pop() else { break };
+                let (a, b) = entries[i].combo;
+                if placed[a] || b.is_some_and(|b| placed[b]) {
+                    continue;
+                }
+                let sf = state.jobs[a].scale_factor;
+                if sf > left[k] {
+                    continue;
+                }
+                left[k] -= sf;
+                placed[a] = true;
+                unplaced -= 1;
+                if let Some(b) = b {
+                    placed[b] = true;
+                    unplaced -= 1;
+                }
+                chosen[k].push((i, sf));
+            }
+        }
+
+        // GPUs: larger scale factors first; keep previous GPUs when free, then first free GPUs.
+        let mut placements = Vec::new();
+        self.planned.clear();
+        let mut next_previous: Vec<(usize, usize, Vec<u32>)> = Vec::new();
+        for k in 0..types {
+            let mut taken = vec![false; counts[k] as usize];
+            let mut list = std::mem::take(&mut chosen[k]);
+            list.sort_by(|a, b| b.1.cmp(&a.1));
+            let mut gpus_of: Vec<Option<Vec<u32>>> = vec![None; list.len()];
+            let mut cursor = 0usize;
+            let mut from = 0usize;
+            while from < list.len() {
+                let size = list[from].1;
+                let to = from + list[from..].iter().take_while(|c| c.1 == size).count();
+                for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
+                    if let Some((pk, gpus)) = &self.entries[i].previous {
+                        if *pk == k && gpus.len() == sf as usize && gpus.iter().all(|&g| !taken[g as usize]) {
+                            for &g in gpus {
+                                taken[g as usize] = true;
+                            }
+                            gpus_of[from + slot] = Some(gpus.clone());
+                        }
+                    }
+                }
+                for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
+                    // Gavel reserves GPUs for entries that have no allocation yet but never
+                    // starts them.
+                    if gpus_of[from + slot].is_some() || self.entries[i].allocation.is_none() {
+                        continue;
+                    }
+                    let mut gpus = Vec::with_capacity(sf as usize);
+                    while gpus.len() < sf as usize && cursor < taken.len() {
+                        if !taken[cursor] {
+                            taken[cursor] = true;
+                            gpus.push(cursor as u32);
+                        }
+                        cursor += 1;
+                    }
+                    gpus_of[from + slot] = Some(gpus);
+                }
+                from = to;
+            }
+            for (slot, &(i, _)) in list.iter().enumerate() {
+                let Some(gpus) = gpus_of[slot].take() else { continue };
+                let e = &self.entries[i];
+                let (jobs, throughputs) = match e.combo {
+                    (a, None) => (vec![a], vec![e.throughput[k].0]),
+                    (a, Some(b)) => (vec![a, b], vec![e.throughput[k].0, e.throughput[k].1]),
+                };
+                if e.previous.as_ref().is_some_and(|(pk, old)| *pk == k && *old == gpus) {
+                    self.extensions += 1;
+                }
+                next_previous.push((i, k, gpus.clone()));
+                self.planned.push(i);
+                placements.push(Placement { jobs, gpu_type: k, gpus, fraction: 1.0, throughputs });
+            }
+        }
+        for e in &mut self.entries {
+            e.previous = None;
+        }
+        for (i, k, gpus) in next_previous {
+            self.entries[i].previous = Some((k, gpus));
+        }
+        Ok(placements)
+    }
+
+    fn solver_seconds(&self) -> f64 {
+        self.solver_seconds
+    }
+
+    fn lease_extension_share(&self) -> f64 {
+        if self.opportunities == 0 { 0.0 } else { self.extensions as f64 / self.opportunities as f64 }
+    }
+}

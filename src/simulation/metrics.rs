@@ -1,0 +1,106 @@
+//! What a simulation is judged by, computed over the jobs of its window.
+//!
+//! - `avg_jct_h`: mean job completion time (finish - arrival), hours.
+//! - `makespan_h`: from the round at which the first window job was added to the end of the round
+//!   in which the last one finished (Gavel's "window duration"), hours.
+//! - `throughput_jobs_h`: window jobs per hour of makespan.
+//! - Finish-time fairness rho_j = JCT_j / (steps_j / F_j), F_j the job's equal-share throughput
+//!   with a 1/n share of the cluster, n the time-averaged number of active jobs over its life
+//!   (Themis's rho with the contention measured rather than assumed; Mahajan et al., NSDI 2020).
+//!   rho <= 1: the job finished at least as fast as under an equal split. `ftf_rho_p50`, the
+//!   median, and `ftf_rho_max`, the worst.
+//! - `jain`: Jain's index (sum s)^2 / (n sum s^2) of the normalized service s_j = 1 / rho_j (Jain,
+//!   Chiu and Hawe, DEC-TR-301, 1984); 1 when every job got the same multiple of its share.
+//! - `share_meeting_lambda`: the fraction of jobs with s_j >= lambda, i.e. that received at least
+//!   lambda times their equal share on average over their life.
+//! - `solver_seconds_per_round`, `seconds`: solver time per round and wall time of the run.
+//!
+//! All are O(n) (the median O(n log n)) over the window's n jobs.
+
+use serde::Serialize;
+
+use super::SimResult;
+
+/// The metrics of one run (the JSON of `stsfair simulate --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Policy.
+    pub policy: String,
+    /// Jobs in the window.
+    pub jobs: usize,
+    /// Window jobs that finished (all of them unless the run was cut short).
+    pub finished: usize,
+    /// Mean JCT, hours.
+    pub avg_jct_h: f64,
+    /// Window duration, hours.
+    pub makespan_h: f64,
+    /// Window jobs per hour.
+    pub throughput_jobs_h: f64,
+    /// Median finish-time fairness rho.
+    pub ftf_rho_p50: f64,
+    /// Largest rho.
+    pub ftf_rho_max: f64,
+    /// Jain's index of 1 / rho.
+    pub jain: f64,
+    /// Share of jobs with 1 / rho >= lambda.
+    pub share_meeting_lambda: f64,
+    /// Solver seconds per round.
+    pub solver_seconds_per_round: f64,
+    /// Wall seconds of the run.
+    pub seconds: f64,
+    /// Rounds simulated.
+    pub rounds: u64,
+    /// Busy GPU time over available GPU time in the window.
+    pub utilization: f64,
+}
+
+impl Metrics {
+    /// Computes the metrics of `result` with fairness level `lambda`.
+    pub fn new(result: &SimResult, lambda: f64) -> Metrics {
+        let (a, b) = result.window;
+        let window = &result.jobs[a..=b];
+        let done: Vec<_> = window.iter().filter(|j| j.completion.is_some()).collect();
+        let n = done.len() as f64;
+        let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+        let jcts: Vec<f64> = done.iter().filter_map(|j| j.jct()).collect();
+        let mut rho: Vec<f64> = done
+            .iter()
+            .map(|j| {
+                let alone = if j.fair_rate > 0.0 { j.total_steps / j.fair_rate } else { f64::INFINITY };
+                j.jct().unwrap_or(f64::INFINITY) / alone
+            })
+            .collect();
+        rho.sort_by(f64::total_cmp);
+        let service: Vec<f64> = rho.iter().map(|r| 1.0 / r).collect();
+        let sum: f64 = service.iter().sum();
+        let squares: f64 = service.iter().map(|s| s * s).sum();
+        let makespan = (result.window_end - result.window_start) / 3600.0;
+        Metrics {
+            policy: result.policy.clone(),
+            jobs: window.len(),
+            finished: done.len(),
+            avg_jct_h: mean(&jcts) / 3600.0,
+            makespan_h: makespan,
+            throughput_jobs_h: if makespan > 0.0 { n / makespan } else { f64::NAN },
+            ftf_rho_p50: if rho.is_empty() { f64::NAN } else { percentile(&rho, 0.5) },
+            ftf_rho_max: rho.last().copied().unwrap_or(f64::NAN),
+            jain: if squares > 0.0 { sum * sum / (n * squares) } else { f64::NAN },
+            share_meeting_lambda: if n > 0.0 { service.iter().filter(|&&s| s >= lambda).count() as f64 / n } else { f64::NAN },
+            solver_seconds_per_round: if result.rounds > 0 { result.solver_seconds / result.rounds as f64 } else { 0.0 },
+            seconds: result.wall_seconds,
+            rounds: result.rounds,
+            utilization: result.utilization,
+        }
+    }
+}
+
+/// The q-quantile of sorted values, linear interpolation between closest ranks.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}

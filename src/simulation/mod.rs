@@ -1,0 +1,314 @@
+//! Trace-driven simulation of a shared heterogeneous GPU cluster, round by round.
+//!
+//! This is the last stage of the crate's pipeline: it feeds a stream of jobs (a Poisson
+//! workload from [`workload`], or a replayed Gavel trace from [`trace`]) to a scheduling policy
+//! and measures what the policy's decisions cost the jobs (average completion time, makespan,
+//! finish-time fairness; see [`metrics`]). Throughputs are the measured ones of the Gavel
+//! artifact ([`throughputs`]): a job's speed in a round is its solo throughput on the GPU type
+//! it got, or its measured co-located throughput when it shares GPUs with another job.
+//!
+//! The time loop ([`Simulation::run`]) is the one of Gavel's simulator (`Scheduler.simulate` in
+//! stanford-futuredata/gavel, `scheduler/scheduler.py`), so that its baselines can be checked
+//! against Gavel's own numbers:
+//! - a round starts when the previous one ends; each scheduled job runs
+//!   `min(floor(throughput * round length), remaining steps)` steps, and the round ends when the
+//!   slowest of its jobs is done (slightly before the nominal 360 s when steps round down);
+//! - completions are processed at the end of the round; a job's completion time is the finish
+//!   time of its placement (for a co-located pair, the later of the two);
+//! - jobs whose arrival time has passed are added at the round boundary, then the next round is
+//!   planned; when nothing runs, time jumps to the next arrival.
+//!
+//! Policies implement [`Scheduler`]: the Gavel baselines through the round mechanism of
+//! [`gavel`] and an allocation policy of [`policies`], the STS policy through the crate's round
+//! scheduler ([`policies::sts`]). `docs/simulation.md` states every formulation.
+
+use std::time::Instant;
+
+pub mod engine;
+pub mod gavel;
+pub mod metrics;
+pub mod policies;
+pub mod throughputs;
+pub mod trace;
+pub mod workload;
+
+pub use engine::{Placement, Progress, RoundReport, Run, Scheduler, SimState, Simulation};
+pub use metrics::Metrics;
+pub use throughputs::ThroughputTable;
+pub use trace::{TraceError, TraceJob};
+
+/// Why a simulation could not be set up or run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// The cluster description is malformed.
+    #[error("cluster {text:?}: {rule}")]
+    Cluster {
+        /// The text given.
+        text: String,
+        /// What is wrong with it.
+        rule: String,
+    },
+    /// A job of a trace names a job type the throughput table does not know.
+    #[error("trace job {index} (line {line}): unknown job type {model:?} with scale factor {scale_factor}")]
+    UnknownJobType {
+        /// 0-based job index.
+        index: usize,
+        /// 1-based line of the trace (the index plus one when the trace has no empty lines).
+        line: usize,
+        /// The model named.
+        model: String,
+        /// Its scale factor.
+        scale_factor: u32,
+    },
+    /// A job can run on none of the cluster's GPU types (or needs more GPUs than any type has):
+    /// it could never finish.
+    #[error("job {index} ({model}, scale factor {scale_factor}) cannot run on any gpu type of the cluster")]
+    Unrunnable {
+        /// 0-based job index.
+        index: usize,
+        /// Its model.
+        model: String,
+        /// Its scale factor.
+        scale_factor: u32,
+    },
+    /// A setting is out of range.
+    #[error("{setting} {rule} (got {got})")]
+    Setting {
+        /// The setting, e.g. "window".
+        setting: &'static str,
+        /// The rule.
+        rule: &'static str,
+        /// The value given.
+        got: String,
+    },
+    /// The policy's optimization problem could not be solved.
+    #[error("policy {policy}: {message}")]
+    Solver {
+        /// The policy.
+        policy: String,
+        /// What the solver reported.
+        message: String,
+    },
+    /// A policy returned a placement that breaks the cluster's rules (a bug in the policy).
+    #[error("policy {policy} at t={time:.0}s: invalid placement: {reason}")]
+    InvalidPlacement {
+        /// The policy.
+        policy: String,
+        /// Simulated time.
+        time: f64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Jobs are left, nothing runs and nothing will arrive: the policy will never schedule them.
+    #[error("policy {policy} stalled at t={time:.0}s with {active} unfinished jobs and nothing scheduled")]
+    Stalled {
+        /// The policy.
+        policy: String,
+        /// Simulated time.
+        time: f64,
+        /// Jobs left.
+        active: usize,
+    },
+    /// An unknown policy name.
+    #[error("unknown policy {name:?}; known: {known}")]
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+        /// The names known.
+        known: String,
+    },
+}
+
+/// One GPU type of the simulated cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterType {
+    /// Its name (a worker type of the throughput table).
+    pub name: String,
+    /// Index of the worker type in the [`ThroughputTable`].
+    pub worker: usize,
+    /// Number of GPUs.
+    pub count: u32,
+}
+
+/// The simulated cluster: GPU types in the order the round mechanism fills them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    /// GPU types, fastest first (Gavel fills v100, then p100, then k80).
+    pub types: Vec<ClusterType>,
+}
+
+impl Cluster {
+    /// Parses `v100=36,p100=36,k80=36` against the worker types of `table`. The order written is
+    /// the order in which the round mechanism fills the types.
+    pub fn parse(text: &str, table: &ThroughputTable) -> Result<Cluster, SimError> {
+        let err = |rule: String| SimError::Cluster { text: text.to_string(), rule };
+        let mut types: Vec<ClusterType> = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, count) =
+                part.split_once('=').ok_or_else(|| err(format!("{part:?} must be written type=count")))?;
+            let name = name.trim();
+            let worker = table.worker(name).ok_or_else(|| {
+                err(format!("unknown gpu type {name:?}; the throughputs know {}", table.workers().join(", ")))
+            })?;
+            let count: u32 = count
+                .trim()
+                .parse()
+                .map_err(|_| err(format!("count of {name} must be a non-negative integer (got {count:?})")))?;
+            if types.iter().any(|t| t.name == name) {
+                return Err(err(format!("gpu type {name} is listed twice")));
+            }
+            types.push(ClusterType { name: name.to_string(), worker, count });
+        }
+        if types.iter().all(|t| t.count == 0) {
+            return Err(err("the cluster has no gpu".to_string()));
+        }
+        Ok(Cluster { types })
+    }
+
+    /// GPUs per type, in cluster order.
+    pub fn counts(&self) -> Vec<u32> {
+        self.types.iter().map(|t| t.count).collect()
+    }
+
+    /// Total number of GPUs.
+    pub fn gpus(&self) -> u64 {
+        self.types.iter().map(|t| u64::from(t.count)).sum()
+    }
+}
+
+/// A job as the simulator sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimJob {
+    /// Index of its type in the [`ThroughputTable`].
+    pub job_type: usize,
+    /// GPUs it uses at once.
+    pub scale_factor: u32,
+    /// Priority weight w_j.
+    pub weight: f64,
+    /// Steps to run.
+    pub total_steps: f64,
+    /// Arrival time, seconds.
+    pub arrival: f64,
+}
+
+/// Settings of a simulation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Round length in seconds (Gavel: 360).
+    pub round_seconds: f64,
+    /// Minimum time between two allocation resets of Gavel's mechanism (Gavel: 1,920 s).
+    pub reset_seconds: f64,
+    /// Jobs whose metrics count, as an inclusive range of job indices; `None`: all jobs. The
+    /// simulation stops when they have all finished.
+    pub window: Option<(usize, usize)>,
+    /// Fairness level lambda for `share_meeting_lambda`.
+    pub lambda: f64,
+    /// Seed of the policies' own randomness (Gandiva's pairing).
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig { round_seconds: 360.0, reset_seconds: 1920.0, window: None, lambda: 1.0, seed: 0 }
+    }
+}
+
+/// Parses `A-B` (inclusive job indices).
+pub fn parse_window(text: &str) -> Result<(usize, usize), SimError> {
+    let bad = || SimError::Setting { setting: "window", rule: "must be A-B with 0 <= A <= B", got: text.to_string() };
+    let (a, b) = text.split_once('-').ok_or_else(bad)?;
+    let a: usize = a.trim().parse().map_err(|_| bad())?;
+    let b: usize = b.trim().parse().map_err(|_| bad())?;
+    if a > b {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+/// Turns trace jobs into simulator jobs, resolving job types against `table`.
+pub fn jobs_from_trace(trace: &[TraceJob], table: &ThroughputTable) -> Result<Vec<SimJob>, SimError> {
+    trace
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let job_type = table.job_type(&t.job_type, t.scale_factor).ok_or_else(|| SimError::UnknownJobType {
+                index: i,
+                line: i + 1,
+                model: t.job_type.clone(),
+                scale_factor: t.scale_factor,
+            })?;
+            // Trace steps are integers far below 2^53: exact as f64.
+            #[allow(clippy::cast_precision_loss)]
+            let total_steps = t.total_steps as f64;
+            Ok(SimJob { job_type, scale_factor: t.scale_factor, weight: t.priority_weight, total_steps, arrival: t.arrival })
+        })
+        .collect()
+}
+
+/// Everything a finished simulation reports, job by job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimResult {
+    /// Policy name.
+    pub policy: String,
+    /// The window (inclusive job indices) whose jobs the metrics cover.
+    pub window: (usize, usize),
+    /// Per job (all jobs of the input, in order).
+    pub jobs: Vec<JobOutcome>,
+    /// Time the first window job was added (the round boundary after its arrival), seconds.
+    pub window_start: f64,
+    /// End of the round in which the last window job finished, seconds.
+    pub window_end: f64,
+    /// Rounds simulated.
+    pub rounds: u64,
+    /// Seconds spent in the policy's solver (LPs, round problems).
+    pub solver_seconds: f64,
+    /// Wall-clock seconds of the whole run.
+    pub wall_seconds: f64,
+    /// Busy GPU-seconds over available GPU-seconds during the window.
+    pub utilization: f64,
+    /// Placements that kept all of their GPUs from the previous round, over placements of jobs
+    /// that ran in the previous round too.
+    pub lease_extension_share: f64,
+}
+
+/// What happened to one job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobOutcome {
+    /// Arrival time, seconds.
+    pub arrival: f64,
+    /// Completion time, seconds (`None`: not finished when the simulation stopped).
+    pub completion: Option<f64>,
+    /// Steps of the job.
+    pub total_steps: f64,
+    /// Its best solo throughput over the cluster's types (steps/s).
+    pub best_throughput: f64,
+    /// Equal-share throughput F_j with a 1/n share of the cluster, n the time-averaged number of
+    /// active jobs over the job's life (MODEL.md section 3).
+    pub fair_rate: f64,
+    /// Time-averaged number of active jobs over the job's life.
+    pub contention: f64,
+}
+
+impl JobOutcome {
+    /// Job completion time (completion - arrival), seconds.
+    pub fn jct(&self) -> Option<f64> {
+        self.completion.map(|c| c - self.arrival)
+    }
+}
+
+/// Runs `scheduler` on `jobs` and returns the outcome; `progress` is called after every round.
+pub fn simulate(
+    table: &ThroughputTable,
+    cluster: &Cluster,
+    jobs: &[SimJob],
+    config: &SimConfig,
+    scheduler: &mut dyn Scheduler,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<SimResult, SimError> {
+    let start = Instant::now();
+    let mut sim = Simulation::new(table, cluster, jobs, config)?;
+    let mut result = sim.run(scheduler, progress)?;
+    result.wall_seconds = start.elapsed().as_secs_f64();
+    Ok(result)
+}

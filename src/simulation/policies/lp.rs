@@ -1,0 +1,154 @@
+//! The max-min linear program shared by Gavel's LP policies.
+//!
+//! Entries (a job alone, or a pair of jobs sharing GPUs) get a time fraction x[r][k] on each GPU
+//! type k:
+//!
+//! ```text
+//! maximize t
+//! subject to  sum over entries r containing job i, types k of u[r][k][i] * x[r][k] >= t   (each job i)
+//!             sum over entries r containing job i, types k of x[r][k]           <= 1   (each job i)
+//!             sum over entries r of sf_r * x[r][k]                              <= n_k (each type k)
+//!             x >= 0
+//! ```
+//!
+//! Max-min allocations are not unique: jobs above the bottleneck can take their spare time on any
+//! type. Gavel solves with cvxpy/ECOS, an interior-point method, whose answer lies near the
+//! analytic center of the optimal face: spare time is spread over the types rather than piled on
+//! one vertex. Two interior-point paths mimic that:
+//! - when every entry is one job, the block interior-point method of [`ipm`](super::ipm)
+//!   (O(n K^2) per iteration; no feature needed);
+//! - with pairs (space sharing), HiGHS's interior point (IPX) without crossover, through good_lp
+//!   (feature `highs`): E*K + 1 variables and 2m + K rows for E entries and m jobs.
+//!
+//! [`Method::Simplex`] asks HiGHS for a vertex instead. Results are clipped to [0, 1] as Gavel
+//! does.
+
+use super::super::SimError;
+use super::ipm::{self, MaxMinLp};
+
+/// Without HiGHS to fall back on, the block method's best point is accepted up to this relative
+/// error (ECOS's `feastol_inacc`).
+pub const LAST_RESORT: f64 = 1e-4;
+
+/// How the LP is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// An interior-point solution (central, as ECOS returns): the block method for one-job
+    /// entries, HiGHS's IPX otherwise.
+    InteriorPoint,
+    /// HiGHS's IPX without crossover, even for one-job entries (to cross-check the block method).
+    HighsInteriorPoint,
+    /// HiGHS's dual simplex: an optimal vertex.
+    Simplex,
+}
+
+/// One entry of the LP: the jobs it holds (indices into the job list), its scale factor, and per
+/// type the utility coefficient of each of its jobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Job indices (one or two).
+    pub jobs: Vec<usize>,
+    /// GPUs the entry occupies on its type.
+    pub scale_factor: f64,
+    /// utility[k][m]: coefficient of x[entry][k] in the utility of `jobs[m]`.
+    pub utility: Vec<Vec<f64>>,
+}
+
+/// Solves the max-min LP for `jobs` jobs over `entries` and the type capacities; returns x per
+/// entry and type, clipped to [0, 1], and the optimal t.
+pub fn max_min(
+    policy: &str,
+    jobs: usize,
+    entries: &[Entry],
+    capacity: &[u32],
+    method: Method,
+) -> Result<(Vec<Vec<f64>>, f64), SimError> {
+    let k = capacity.len();
+    if jobs == 0 {
+        return Ok((vec![vec![0.0; k]; entries.len()], 0.0));
+    }
+    let one_job_each = entries.len() == jobs && entries.iter().enumerate().all(|(i, e)| e.jobs == [i]);
+    if method == Method::InteriorPoint && one_job_each {
+        let utility: Vec<f64> = entries.iter().flat_map(|e| e.utility.iter().map(|u| u[0])).collect();
+        let size: Vec<f64> = entries.iter().map(|e| e.scale_factor).collect();
+        let cap: Vec<f64> = capacity.iter().map(|&c| f64::from(c)).collect();
+        let solution = MaxMinLp { utility: &utility, size: &size, capacity: &cap }.solve();
+        match solution {
+            Ok(s) if s.error <= ipm::FALLBACK => return Ok((s.x.chunks(k).map(<[f64]>::to_vec).collect(), s.t)),
+            // Numerical trouble: HiGHS when it is there, else a looser answer if close enough.
+            _ if cfg!(feature = "highs") => {}
+            Ok(s) if s.error <= LAST_RESORT => return Ok((s.x.chunks(k).map(<[f64]>::to_vec).collect(), s.t)),
+            Ok(s) => {
+                return Err(SimError::Solver {
+                    policy: policy.to_string(),
+                    message: format!("the interior point method stalled at relative error {:.1e}", s.error),
+                });
+            }
+            Err(e) => return Err(SimError::Solver { policy: policy.to_string(), message: e.to_string() }),
+        }
+    }
+    highs_max_min(policy, jobs, entries, capacity, method)
+}
+
+#[cfg(feature = "highs")]
+fn highs_max_min(
+    policy: &str,
+    jobs: usize,
+    entries: &[Entry],
+    capacity: &[u32],
+    method: Method,
+) -> Result<(Vec<Vec<f64>>, f64), SimError> {
+    use good_lp::solvers::highs::{highs, HighsSolverType};
+    use good_lp::{variable, Expression, ProblemVariables, Solution, SolverModel, Variable};
+
+    let k = capacity.len();
+    let mut vars = ProblemVariables::new();
+    let t = vars.add(variable());
+    let x: Vec<Vec<Variable>> =
+        entries.iter().map(|_| (0..k).map(|_| vars.add(variable().min(0.0))).collect()).collect();
+    let mut utility: Vec<Expression> = vec![Expression::from(0.0); jobs];
+    let mut time: Vec<Expression> = vec![Expression::from(0.0); jobs];
+    let mut load: Vec<Expression> = vec![Expression::from(0.0); k];
+    for (e, xs) in entries.iter().zip(&x) {
+        for (kk, &v) in xs.iter().enumerate() {
+            load[kk] += e.scale_factor * v;
+            for (m, &j) in e.jobs.iter().enumerate() {
+                let u = e.utility[kk][m];
+                if u != 0.0 {
+                    utility[j] += u * v;
+                }
+                time[j] += v;
+            }
+        }
+    }
+    let mut model = vars.maximise(t).using(highs).set_threads(1);
+    model = match method {
+        Method::Simplex => model.set_solver(HighsSolverType::Simplex),
+        Method::InteriorPoint | Method::HighsInteriorPoint => {
+            model.set_solver(HighsSolverType::Ipm).set_option("run_crossover", "off")
+        }
+    };
+    for (u, tm) in utility.into_iter().zip(time) {
+        model = model.with((u - t).geq(0.0)).with(tm.leq(1.0));
+    }
+    for (l, &n) in load.into_iter().zip(capacity) {
+        model = model.with(l.leq(f64::from(n)));
+    }
+    let solution = model.solve().map_err(|e| SimError::Solver { policy: policy.to_string(), message: e.to_string() })?;
+    let values = x.iter().map(|xs| xs.iter().map(|&v| solution.value(v).clamp(0.0, 1.0)).collect()).collect();
+    Ok((values, solution.value(t)))
+}
+
+#[cfg(not(feature = "highs"))]
+fn highs_max_min(
+    policy: &str,
+    _jobs: usize,
+    _entries: &[Entry],
+    _capacity: &[u32],
+    _method: Method,
+) -> Result<(Vec<Vec<f64>>, f64), SimError> {
+    Err(SimError::Solver {
+        policy: policy.to_string(),
+        message: "this LP needs HiGHS: build with the `highs` feature".to_string(),
+    })
+}

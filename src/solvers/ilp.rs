@@ -1,0 +1,405 @@
+//! The one-hot ILP of MODEL.md section 4, solved by HiGHS: the baseline the DP is measured
+//! against, and an exactness check that shares no code with it.
+//!
+//! ```text
+//! maximize   sum_j sum_{o in O_j} v[j][o] * x[j][o]
+//! subject to sum_{o in O_j} x[j][o] <= 1     (= 1 when j is forced)   for every job with an option
+//!            sum_{(j, o) on type k} units[j][o] * x[j][o] <= C_k          for every GPU type k
+//!            x[j][o] in {0, 1}
+//! ```
+//!
+//! One binary per admissible option, one row per job that has an option plus one per GPU type,
+//! two nonzeros per column: building the model is O(sum_j |O_j|) time and memory. Solving it is
+//! NP-hard in general (it is a multiple-choice knapsack with one capacity per GPU type; Sinha and
+//! Zoltners, "The multiple-choice knapsack problem", Operations Research 27(3), 1979); HiGHS runs
+//! LP-based branch and bound with presolve, cuts and heuristics (Huangfu and Hall, "Parallelizing
+//! the dual revised simplex method", Math. Prog. Comp. 10, 2018, for the LPs; the MIP solver
+//! follows the design of Achterberg, "Constraint Integer Programming", TU Berlin, 2007).
+//!
+//! The model goes to HiGHS as one column-wise matrix through the `highs` crate rather than through
+//! good_lp's expression layer, which is several times slower to build large models
+//! (`docs/ilp.md` has the numbers and the command that measures them).
+//!
+//! Exactness: HiGHS stops by default at a relative gap of 1e-4 and an absolute gap of 1e-6, and
+//! prunes nodes whose bound is within `mip_feasibility_tolerance` (1e-6) of the incumbent. The
+//! solver sets both gaps to 0 and the tolerance to 1e-9 unless asked otherwise, so that its optimum
+//! agrees with the DP's to 1e-9 relative. It never trusts HiGHS's answer blindly: the returned
+//! columns must be within 1e-6 of 0 or 1, they are rounded at 0.5, and the rounded assignment is
+//! checked (one option per job, forced jobs placed, capacities kept, objective as HiGHS reported)
+//! before the objective is recomputed from the rounded assignment.
+
+use std::any::Any;
+use std::ffi::CStr;
+use std::fmt::Display;
+use std::time::Instant;
+
+use highs::{
+    ColProblem, HighsModelStatus, HighsOptionValue, HighsSolutionStatus, Model, Sense, SolvedModel,
+};
+
+use super::{SolveError, Solver, infeasible_reason};
+use crate::formulation::RoundProblem;
+use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
+
+const NAME: &str = "ilp";
+
+/// HiGHS's `mip_feasibility_tolerance`. HiGHS prunes a node when its bound is within this of the
+/// incumbent, so it is also how far below the optimum the answer may be: 1e-9 absolute keeps that
+/// inside MODEL.md's agreement of 1e-9 * max(1, |objective|).
+const MIP_FEASIBILITY_TOLERANCE: f64 = 1e-9;
+
+/// How far from 0 or 1 a returned column may be before the answer is refused, and the relative
+/// tolerance between HiGHS's objective and the one recomputed from the rounded assignment.
+const INTEGRALITY_CHECK: f64 = 1e-6;
+
+/// Stack of the thread HiGHS runs on (see [`Ilp`]): the 8 MiB a main thread gets on Linux, since
+/// HiGHS is written for a main thread and its presolve and search recurse.
+const STACK_BYTES: usize = 8 << 20;
+
+/// The ILP solver (HiGHS). Exact by default: both MIP gaps are 0.
+///
+/// HiGHS keeps its thread pool in a thread-local scheduler that is created at the first solve on a
+/// thread and fixed from then on: a later solve on the same thread that asks for another
+/// `threads` value fails. Each solve therefore runs HiGHS on a fresh thread of its own, so every
+/// solve gets the thread count it asks for; the thread also contains a panic inside the binding,
+/// which becomes a [`SolveError::Backend`].
+///
+/// `time_limit` counts HiGHS's solve only, not the model build (reported as `seconds_build`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ilp {
+    /// Wall-time limit of the HiGHS run in seconds; `None`: no limit.
+    pub time_limit: Option<f64>,
+    /// Relative gap |bound - incumbent| / |incumbent| at which HiGHS may stop (default 0).
+    pub mip_rel_gap: f64,
+    /// Absolute gap |bound - incumbent| at which HiGHS may stop (default 0).
+    pub mip_abs_gap: f64,
+    /// Threads HiGHS may use (default 1; 0 lets HiGHS choose).
+    pub threads: usize,
+}
+
+impl Default for Ilp {
+    fn default() -> Self {
+        Ilp {
+            time_limit: None,
+            mip_rel_gap: 0.0,
+            mip_abs_gap: 0.0,
+            threads: 1,
+        }
+    }
+}
+
+fn backend(message: impl Into<String>) -> SolveError {
+    SolveError::Backend {
+        solver: NAME,
+        message: message.into(),
+    }
+}
+
+/// Number of columns of the one-hot model: one per admissible option.
+fn variables(problem: &RoundProblem) -> usize {
+    problem.jobs.iter().map(|j| j.options.len()).sum()
+}
+
+/// Builds the one-hot ILP of `problem` as a HiGHS model to maximize, with HiGHS's output off and
+/// its default options otherwise. Columns are the admissible options in job order and, within a
+/// job, in the order of [`RoundJob::options`](crate::formulation::RoundJob::options); rows are
+/// one per GPU type, then one per job that has an option. O(sum_j |O_j|) time and memory.
+///
+/// Fails when the model is too large for HiGHS's 32-bit indices or HiGHS refuses it.
+pub fn build_model(problem: &RoundProblem) -> Result<Model, SolveError> {
+    let columns = variables(problem);
+    let rows = problem.types()
+        + problem
+            .jobs
+            .iter()
+            .filter(|j| !j.options.is_empty())
+            .count();
+    // HiGHS indexes rows, columns and nonzeros with 32-bit integers; the binding panics past that.
+    let limit = i32::MAX as u128;
+    let nonzeros = 2 * columns as u128;
+    for (what, needed) in [("nonzeros", nonzeros), ("rows", rows as u128)] {
+        if needed > limit {
+            return Err(SolveError::TooLarge {
+                solver: NAME,
+                what,
+                needed,
+                limit,
+                hint: "HiGHS indexes with 32-bit integers; use --solver dp",
+            });
+        }
+    }
+    let mut pb = ColProblem::default();
+    let capacity: Vec<_> = problem
+        .capacity
+        .iter()
+        .map(|&c| pb.add_row(..=c as f64))
+        .collect();
+    for job in problem.jobs.iter().filter(|j| !j.options.is_empty()) {
+        let lower = if job.may_idle() { 0.0 } else { 1.0 };
+        let one = pb.add_row(lower..=1.0);
+        for o in &job.options {
+            // Units are at most MAX_COUNT * MAX_UNITS, exact in f64.
+            pb.add_integer_column(
+                o.value,
+                0.0..=1.0,
+                [(one, 1.0), (capacity[o.gpu], o.units as f64)],
+            );
+        }
+    }
+    pb.try_optimise(Sense::Maximise)
+        .map_err(|e| backend(format!("HiGHS refused the model: {e:?}")))
+}
+
+fn set_option<V: HighsOptionValue + Display + Copy>(
+    model: &mut Model,
+    name: &str,
+    value: V,
+) -> Result<(), SolveError> {
+    model.try_set_option(name, value).map_err(|_| {
+        backend(format!(
+            "HiGHS rejected option {name} = {value} (gaps and limits must be >= 0)"
+        ))
+    })
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
+}
+
+/// The relative gap HiGHS uses, |bound - objective| / |objective| (0 when both are 0).
+fn relative_gap(objective: f64, bound: f64) -> f64 {
+    let gap = (bound - objective).max(0.0);
+    if objective == 0.0 {
+        if gap == 0.0 { 0.0 } else { f64::INFINITY }
+    } else {
+        gap / objective.abs()
+    }
+}
+
+/// Node count of the branch and bound, an int64 info value the `highs` crate does not read.
+fn nodes(solved: &SolvedModel) -> Option<i64> {
+    let mut count: i64 = -1;
+    let name: &CStr = c"mip_node_count";
+    // SAFETY: `solved.as_ptr()` is a live Highs object owned by `solved`, `name` is a
+    // NUL-terminated C string and `count` outlives the call, which only writes one int64 to it.
+    let status =
+        unsafe { highs_sys::Highs_getInt64InfoValue(solved.as_ptr(), name.as_ptr(), &mut count) };
+    (status == highs_sys::STATUS_OK).then_some(count)
+}
+
+impl Ilp {
+    fn configure(&self, model: &mut Model) -> Result<(), SolveError> {
+        set_option(model, "output_flag", false)?;
+        set_option(model, "mip_rel_gap", self.mip_rel_gap)?;
+        set_option(model, "mip_abs_gap", self.mip_abs_gap)?;
+        set_option(
+            model,
+            "mip_feasibility_tolerance",
+            MIP_FEASIBILITY_TOLERANCE,
+        )?;
+        let threads = i32::try_from(self.threads).map_err(|_| {
+            backend(format!(
+                "threads = {} is more than HiGHS accepts",
+                self.threads
+            ))
+        })?;
+        set_option(model, "threads", threads)?;
+        if let Some(t) = self.time_limit {
+            set_option(model, "time_limit", t)?;
+        }
+        Ok(())
+    }
+
+    fn exact(&self) -> bool {
+        self.mip_rel_gap == 0.0 && self.mip_abs_gap == 0.0
+    }
+
+    /// Builds, solves and reads the model; runs on the dedicated HiGHS thread.
+    fn run(&self, problem: &RoundProblem, columns: usize) -> Result<Solution, SolveError> {
+        let start = Instant::now();
+        let mut model = build_model(problem)?;
+        self.configure(&mut model)?;
+        let seconds_build = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let solved = model
+            .try_solve()
+            .map_err(|e| backend(format!("HiGHS failed to run the model: {e:?}")))?;
+        let seconds_solve = start.elapsed().as_secs_f64();
+        let status = solved.status();
+        let has_solution = solved.primal_solution_status() == HighsSolutionStatus::Feasible;
+        let limit = match status {
+            HighsModelStatus::ReachedTimeLimit => Some(format!(
+                "the time limit of {} s",
+                self.time_limit.unwrap_or(f64::INFINITY)
+            )),
+            HighsModelStatus::ReachedIterationLimit => Some("the iteration limit".to_string()),
+            HighsModelStatus::ReachedSolutionLimit => Some("the solution limit".to_string()),
+            HighsModelStatus::ReachedInterrupt => Some("an interrupt".to_string()),
+            HighsModelStatus::ReachedMemoryLimit => Some("the memory limit".to_string()),
+            _ => None,
+        };
+        let solution = match (status, limit) {
+            (HighsModelStatus::Optimal, _) => self.read(problem, &solved, columns, true)?,
+            (_, Some(_)) if has_solution => self.read(problem, &solved, columns, false)?,
+            (_, Some(limit)) => {
+                return Err(SolveError::NoSolutionWithinLimit {
+                    solver: NAME,
+                    limit,
+                });
+            }
+            // Every column lies in [0, 1], so the model cannot be unbounded: HiGHS's presolve says
+            // "unbounded or infeasible" when it only proved the second.
+            (HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible, _) => {
+                Solution::infeasible(NAME, problem, infeasible_reason(problem))
+            }
+            (other, _) => {
+                return Err(backend(format!(
+                    "HiGHS ended with model status {other:?}, which gives no answer"
+                )));
+            }
+        };
+        let mut solution = solution
+            .stat("seconds_build", seconds_build)
+            .stat("seconds_solve", seconds_solve)
+            .stat("variables", columns as u64)
+            .stat("highs_status", format!("{status:?}"));
+        // Infinite values (no incumbent, no bound) would be written as null: leave them out.
+        if let Some(gap) = solved.double_info_value(c"mip_gap").ok().filter(|g| g.is_finite()) {
+            solution = solution.stat("mip_gap", gap);
+        }
+        if let Some(n) = nodes(&solved) {
+            solution = solution.stat("nodes", n);
+        }
+        Ok(solution)
+    }
+
+    /// Reads HiGHS's incumbent, rounds it and checks it; `proven`: HiGHS reported optimal.
+    fn read(
+        &self,
+        problem: &RoundProblem,
+        solved: &SolvedModel,
+        columns: usize,
+        proven: bool,
+    ) -> Result<Solution, SolveError> {
+        let values = solved.get_solution();
+        let x = values.columns();
+        if x.len() != columns {
+            return Err(backend(format!(
+                "HiGHS returned {} column values for {columns} columns",
+                x.len()
+            )));
+        }
+        let job_name = |j: usize| {
+            problem
+                .job_ids
+                .get(j)
+                .cloned()
+                .unwrap_or_else(|| format!("#{j}"))
+        };
+        let mut assignments: Vec<Assignment> = vec![None; problem.jobs.len()];
+        let mut used = vec![0u64; problem.types()];
+        let mut column = 0;
+        for (j, job) in problem.jobs.iter().enumerate() {
+            for o in &job.options {
+                let v = x[column];
+                column += 1;
+                if !(v.abs() <= INTEGRALITY_CHECK || (v - 1.0).abs() <= INTEGRALITY_CHECK) {
+                    return Err(backend(format!(
+                        "HiGHS's answer is not integral: job {} option ({}, {}) has x = {v}",
+                        job_name(j),
+                        o.gpu,
+                        o.slot
+                    )));
+                }
+                if v > 0.5 {
+                    if assignments[j].is_some() {
+                        return Err(backend(format!(
+                            "HiGHS's answer runs job {} twice",
+                            job_name(j)
+                        )));
+                    }
+                    assignments[j] = Some((o.gpu, o.slot));
+                    used[o.gpu] += o.units;
+                }
+            }
+            if !job.may_idle() && assignments[j].is_none() {
+                return Err(backend(format!(
+                    "HiGHS's answer leaves forced job {} idle",
+                    job_name(j)
+                )));
+            }
+        }
+        for (k, (&u, &c)) in used.iter().zip(&problem.capacity).enumerate() {
+            if u > c {
+                let name = problem
+                    .type_names
+                    .get(k)
+                    .cloned()
+                    .unwrap_or_else(|| format!("#{k}"));
+                return Err(backend(format!(
+                    "HiGHS's answer uses {u} units of gpu type {name}, capacity {c}"
+                )));
+            }
+        }
+        let solution = Solution::from_assignments(NAME, Status::Optimal, problem, assignments);
+        let objective = solution.objective.unwrap_or(0.0);
+        let reported = solved.objective_value();
+        if (objective - reported).abs() > INTEGRALITY_CHECK * objective.abs().max(1.0) {
+            return Err(backend(format!(
+                "HiGHS reports objective {reported}, its assignment is worth {objective}"
+            )));
+        }
+        let bound = solved
+            .double_info_value(c"mip_dual_bound")
+            .unwrap_or(f64::INFINITY);
+        let gap = relative_gap(objective, bound);
+        // Proven optimal: HiGHS says so and it was asked for the optimum, or the bound it proved is
+        // within the agreement tolerance. An "optimal" under a gap the user loosened is only feasible.
+        let within = bound - objective <= OBJECTIVE_TOLERANCE * objective.abs().max(1.0);
+        let status = if proven && (self.exact() || within) {
+            Status::Optimal
+        } else {
+            Status::Feasible { gap }
+        };
+        let solution = Solution { status, ..solution };
+        Ok(if bound.is_finite() { solution.stat("bound", bound) } else { solution })
+    }
+}
+
+impl Solver for Ilp {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        let columns = variables(problem);
+        if columns == 0 {
+            // No job has an option: HiGHS calls an empty model an error, the answer is plain.
+            let solution = if problem.forced().next().is_some() {
+                Solution::infeasible(NAME, problem, infeasible_reason(problem))
+            } else {
+                Solution::from_assignments(
+                    NAME,
+                    Status::Optimal,
+                    problem,
+                    vec![None; problem.jobs.len()],
+                )
+            };
+            return Ok(solution.stat("variables", 0u64));
+        }
+        std::thread::scope(|scope| {
+            let handle = std::thread::Builder::new()
+                .name("stsfair-highs".into())
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(scope, || self.run(problem, columns))
+                .map_err(|e| backend(format!("cannot start the HiGHS thread: {e}")))?;
+            handle
+                .join()
+                .map_err(|p| backend(format!("HiGHS panicked: {}", panic_message(p.as_ref()))))?
+        })
+    }
+}

@@ -1,0 +1,111 @@
+//! Shared by the integration tests: proptest strategies for random small instances that reach
+//! every corner of the model (forced jobs, jobs that cannot catch up, missing options, options
+//! that can never fit, several GPU types, ladders such as [1, 2, 4] and [2, 4, 8], ties).
+#![allow(dead_code)]
+
+use proptest::prelude::*;
+use stsfair::{Fairness, Instance, JobSpec};
+
+/// Ladders a GPU type may use, with the units of its GPUs.
+const LADDERS: &[(u64, &[u64])] = &[
+    (4, &[1, 2, 4]),
+    (8, &[2, 4, 8]),
+    (4, &[4]),
+    (8, &[1, 2, 4]),
+    (6, &[1, 3]),
+    (7, &[1]),
+];
+
+/// Parameters of random instances.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub max_jobs: usize,
+    pub max_types: usize,
+    pub max_count: u64,
+    pub max_workers: u64,
+}
+
+impl Shape {
+    /// Small enough for brute force (at most ~10^5 combinations).
+    pub const TINY: Shape = Shape {
+        max_jobs: 6,
+        max_types: 3,
+        max_count: 3,
+        max_workers: 2,
+    };
+    /// Larger, for DP vs ILP.
+    pub const SMALL: Shape = Shape {
+        max_jobs: 25,
+        max_types: 4,
+        max_count: 6,
+        max_workers: 3,
+    };
+}
+
+/// A random instance of the given shape. Times are drawn from a few values so that ties happen;
+/// deficits span from far below to far above the forcing threshold.
+pub fn instance(shape: Shape) -> impl Strategy<Value = Instance> {
+    let types =
+        proptest::collection::vec((0..LADDERS.len(), 0..=shape.max_count), 1..=shape.max_types);
+    let fairness = (
+        prop_oneof![Just(1.0), Just(0.5), 0.05f64..=1.0],
+        prop_oneof![Just(1.0), Just(0.0), 0.0f64..3.0],
+        prop_oneof![Just(1.0), 0.0f64..3.0],
+    );
+    (types, fairness).prop_flat_map(move |(types, (lambda, max_debt, credit))| {
+        let k = types.len();
+        // Per job: weight, workers, deficit, and per (type, ladder rung) an optional time.
+        let time = prop_oneof![
+            2 => Just(None),
+            3 => (0usize..6).prop_map(|i| Some([0.1, 0.2, 0.25, 0.4, 0.5, 1.0][i])),
+            2 => (0.05f64..2.0).prop_map(Some),
+        ];
+        let job = (
+            prop_oneof![3 => Just(1.0), 1 => 0.1f64..4.0],
+            1..=shape.max_workers,
+            prop_oneof![2 => Just(0.0), 2 => -2.0f64..3.0, 1 => Just(1.0)],
+            proptest::collection::vec(time, k * 4),
+        );
+        let jobs = proptest::collection::vec(job, 0..=shape.max_jobs);
+        (Just(types.clone()), Just((lambda, max_debt, credit)), jobs).prop_map(
+            |(types, (lambda, max_debt, credit), jobs)| {
+                build(
+                    &types,
+                    Fairness {
+                        lambda,
+                        max_debt,
+                        credit,
+                    },
+                    &jobs,
+                )
+            },
+        )
+    })
+}
+
+type RawJob = (f64, u64, f64, Vec<Option<f64>>);
+
+fn build(types: &[(usize, u64)], fairness: Fairness, jobs: &[RawJob]) -> Instance {
+    let mut b = Instance::builder().fairness(fairness);
+    for (k, &(ladder, count)) in types.iter().enumerate() {
+        let (units, sizes) = LADDERS[ladder];
+        b = b.gpu_type(format!("g{k}"), count, units, sizes);
+    }
+    for (j, (weight, workers, deficit, times)) in jobs.iter().enumerate() {
+        let mut spec = JobSpec::new(format!("j{j}"))
+            .weight(*weight)
+            .workers(*workers)
+            .deficit(*deficit);
+        for (k, &(ladder, _)) in types.iter().enumerate() {
+            let (_, sizes) = LADDERS[ladder];
+            for (r, &s) in sizes.iter().enumerate() {
+                // Bigger slots are never slower here, as in the measured data, except by ties.
+                if let Some(t) = times[k * 4 + r.min(3)] {
+                    spec = spec.time(format!("g{k}"), s, t * (sizes.len() - r) as f64);
+                }
+            }
+        }
+        b = b.job(spec);
+    }
+    b.build().expect("generated instances are valid")
+}

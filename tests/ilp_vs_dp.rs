@@ -1,0 +1,266 @@
+//! The ILP (HiGHS) against the dense DP: two solvers that share no code must agree on the optimum
+//! and on feasibility, and `verify` must accept what the ILP returns. Also the status mapping of
+//! the ILP (infeasible, limits, loosened gaps) and HiGHS's per-thread thread pool.
+#![cfg(feature = "highs")]
+
+mod common;
+
+use proptest::prelude::*;
+use stsfair::solution::objectives_agree;
+use stsfair::{DenseDp, Fairness, Ilp, Instance, JobSpec, SolveError, Solver, Status, verify};
+
+fn assert_agree(instance: &Instance, ilp: &Ilp) {
+    let dp = DenseDp::default()
+        .solve(instance)
+        .expect("the dense DP solves small instances");
+    let got = ilp.solve(instance).expect("the ILP solves small instances");
+    verify(instance, &got).expect("verify accepts the ILP's answer");
+    match (&dp.status, &got.status) {
+        (Status::Infeasible { .. }, Status::Infeasible { reason }) => assert!(!reason.is_empty()),
+        (Status::Optimal, Status::Optimal) => {
+            let (a, b) = (dp.objective.unwrap(), got.objective.unwrap());
+            assert!(
+                objectives_agree(a, b),
+                "dp {a} vs ilp {b}, instance {}",
+                instance.to_json()
+            );
+        }
+        (d, i) => panic!(
+            "dp says {d:?}, ilp says {i:?}, instance {}",
+            instance.to_json()
+        ),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Same feasibility, same optimum (1e-9 relative), and a verified answer.
+    #[test]
+    fn ilp_matches_dense_dp(instance in common::instance(common::Shape::SMALL)) {
+        assert_agree(&instance, &Ilp::default());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// With a loosened gap HiGHS may stop early: the answer is then "feasible" with a gap that
+    /// covers the distance to the true optimum, and "optimal" only when it is the optimum.
+    #[test]
+    fn loose_gap_is_honest(instance in common::instance(common::Shape::SMALL)) {
+        let exact = DenseDp::default().solve(&instance).unwrap();
+        let loose = Ilp { mip_rel_gap: 0.5, ..Ilp::default() }.solve(&instance).unwrap();
+        verify(&instance, &loose).unwrap();
+        if let Some(best) = exact.objective {
+            let got = loose.objective.unwrap();
+            prop_assert!(got <= best + 1e-9 * best.abs().max(1.0));
+            match loose.status {
+                Status::Optimal => prop_assert!(objectives_agree(best, got)),
+                Status::Feasible { gap } => {
+                    prop_assert!(gap <= 0.5 + 1e-9);
+                    // HiGHS's bound is at least the optimum, so the gap covers the shortfall.
+                    prop_assert!(got * (1.0 + gap) >= best - 1e-9 * best.abs().max(1.0));
+                }
+                Status::Infeasible { .. } => prop_assert!(false, "feasible instance called infeasible"),
+            }
+        } else {
+            let infeasible = matches!(loose.status, Status::Infeasible { .. });
+            prop_assert!(infeasible, "infeasible instance answered {:?}", loose.status);
+        }
+    }
+}
+
+fn fairness() -> Fairness {
+    Fairness {
+        lambda: 1.0,
+        max_debt: 1.0,
+        credit: 1.0,
+    }
+}
+
+#[test]
+fn two_forced_jobs_on_one_whole_gpu_are_infeasible() {
+    // One GPU, whole-GPU slots only; both jobs are behind (deficit 1 > 0), so both must run.
+    let instance = Instance::builder()
+        .fairness(fairness())
+        .gpu_type("v100", 1, 4, &[4])
+        .job(JobSpec::new("a").deficit(1.0).time("v100", 4, 0.5))
+        .job(JobSpec::new("b").deficit(1.0).time("v100", 4, 0.5))
+        .build()
+        .unwrap();
+    let got = Ilp::default().solve(&instance).unwrap();
+    match &got.status {
+        Status::Infeasible { reason } => assert!(reason.contains("v100"), "reason: {reason}"),
+        other => panic!("expected infeasible, got {other:?}"),
+    }
+    assert!(got.objective.is_none() && got.assignments.is_empty());
+    verify(&instance, &got).unwrap();
+    assert_agree(&instance, &Ilp::default());
+}
+
+#[test]
+fn identical_jobs_tie_and_fill_the_capacity() {
+    // Six identical jobs on 8 units; 1- and 2-unit slots are worth the same per unit, so many
+    // assignments reach the optimum (all 8 units in small slots), with one value.
+    let mut b = Instance::builder()
+        .fairness(fairness())
+        .gpu_type("v100", 2, 4, &[1, 2, 4]);
+    for j in 0..6 {
+        b = b.job(
+            JobSpec::new(format!("j{j}"))
+                .time("v100", 4, 0.2)
+                .time("v100", 2, 0.25)
+                .time("v100", 1, 0.5),
+        );
+    }
+    let instance = b.build().unwrap();
+    let got = Ilp::default().solve(&instance).unwrap();
+    assert_eq!(got.status, Status::Optimal);
+    assert_eq!(got.units_used, vec![8]);
+    assert_agree(&instance, &Ilp::default());
+}
+
+#[test]
+fn everything_forced_runs_every_job() {
+    // Four jobs, all behind (m_j = 0.1 > 0), on 8 units: every one must run.
+    let mut b = Instance::builder()
+        .fairness(fairness())
+        .gpu_type("v100", 2, 4, &[1, 2, 4]);
+    for j in 0..4 {
+        b = b.job(
+            JobSpec::new(format!("j{j}"))
+                .deficit(0.1)
+                .time("v100", 4, 0.2)
+                .time("v100", 2, 0.3)
+                .time("v100", 1, 0.7),
+        );
+    }
+    let instance = b.build().unwrap();
+    let got = Ilp::default().solve(&instance).unwrap();
+    assert_eq!(got.status, Status::Optimal);
+    assert!(
+        got.assignments.iter().all(Option::is_some),
+        "{:?}",
+        got.assignments
+    );
+    verify(&instance, &got).unwrap();
+    assert_agree(&instance, &Ilp::default());
+}
+
+#[test]
+fn no_options_at_all_is_all_idle() {
+    // The job's only time is for a slot larger than the GPU has: no admissible option.
+    let instance = Instance::builder()
+        .fairness(fairness())
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .job(JobSpec::new("a").workers(2).time("v100", 4, 0.5))
+        .build()
+        .unwrap();
+    let got = Ilp::default().solve(&instance).unwrap();
+    verify(&instance, &got).unwrap();
+    assert_agree(&instance, &Ilp::default());
+}
+
+/// A round large enough that HiGHS cannot finish presolve in no time at all.
+fn medium_instance() -> Instance {
+    let mut b = Instance::builder().fairness(fairness());
+    for k in 0..3 {
+        b = b.gpu_type(format!("g{k}"), 20, 4, &[1, 2, 4]);
+    }
+    for j in 0..300u32 {
+        let mut spec = JobSpec::new(format!("j{j}")).deficit(if j % 10 == 0 { 0.05 } else { -1.0 });
+        for k in 0..3u32 {
+            // Deterministic, varied times; bigger slots never slower.
+            let base = 0.1 + f64::from((j * 7 + k * 13) % 17) / 40.0;
+            spec = spec
+                .time(format!("g{k}"), 4, base)
+                .time(format!("g{k}"), 2, base * 1.4)
+                .time(format!("g{k}"), 1, base * 2.3);
+        }
+        b = b.job(spec);
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn a_zero_time_limit_stops_before_any_solution() {
+    let instance = medium_instance();
+    let got = Ilp {
+        time_limit: Some(0.0),
+        ..Ilp::default()
+    }
+    .solve(&instance);
+    match got {
+        Err(SolveError::NoSolutionWithinLimit { solver, limit }) => {
+            assert_eq!(solver, "ilp");
+            assert!(limit.contains("time limit"), "{limit}");
+        }
+        other => panic!("expected no solution within the limit, got {other:?}"),
+    }
+    // Without the limit the same round solves, with the stats the docs promise.
+    let solved = Ilp::default().solve(&instance).unwrap();
+    assert_eq!(solved.status, Status::Optimal);
+    verify(&instance, &solved).unwrap();
+    for key in [
+        "seconds",
+        "seconds_build",
+        "seconds_solve",
+        "variables",
+        "mip_gap",
+        "nodes",
+    ] {
+        assert!(
+            solved.stats.contains_key(key),
+            "missing stat {key}: {:?}",
+            solved.stats
+        );
+    }
+    assert_eq!(solved.stats["variables"], 300 * 9);
+}
+
+#[test]
+fn every_solve_gets_the_threads_it_asks_for() {
+    // HiGHS fixes its scheduler per calling thread; the ILP runs each solve on a fresh thread, so
+    // changing `threads` between solves in one thread works.
+    let instance = medium_instance();
+    let one = Ilp::default().solve(&instance).unwrap();
+    let two = Ilp {
+        threads: 2,
+        ..Ilp::default()
+    }
+    .solve(&instance)
+    .unwrap();
+    let again = Ilp::default().solve(&instance).unwrap();
+    for s in [&two, &again] {
+        assert_eq!(s.status, Status::Optimal);
+        assert!(objectives_agree(
+            one.objective.unwrap(),
+            s.objective.unwrap()
+        ));
+    }
+}
+
+#[test]
+fn highs_alone_refuses_a_second_thread_count_on_one_thread() {
+    // What the fresh thread per solve works around: raw HiGHS, same OS thread, threads 1 then 2.
+    use highs::{ColProblem, Sense};
+    let run = |threads: i32| {
+        let mut pb = ColProblem::default();
+        let row = pb.add_row(..=1.0);
+        pb.add_integer_column(1.0, 0.0..=1.0, [(row, 1.0)]);
+        pb.add_integer_column(2.0, 0.0..=1.0, [(row, 1.0)]);
+        let mut model = pb.try_optimise(Sense::Maximise).unwrap();
+        model.try_set_option("threads", threads).unwrap();
+        model.try_solve().map(|s| s.objective_value())
+    };
+    std::thread::spawn(move || {
+        assert_eq!(run(1), Ok(2.0));
+        assert!(
+            run(2).is_err(),
+            "HiGHS accepted a second thread count on the same thread"
+        );
+    })
+    .join()
+    .unwrap();
+}

@@ -1,0 +1,471 @@
+//! The round mechanism: the deficit update rule with its credit clamp, deterministic and minimal
+//! relaxation, rounds that never fail, hand-worked runs, the `rounds` command, and (ignored by
+//! default, long) the acceptance runs on Gavel-derived clusters.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use common::{Shape, instance};
+use proptest::prelude::*;
+use serde_json::Value;
+use stsfair::formulation::RoundProblem;
+use stsfair::rounds::{RoundScheduler, RunSummary, run_rounds, update_deficit};
+use stsfair::solution::Solution;
+use stsfair::solvers::{SolveError, SolverConfig, by_name};
+use stsfair::{BruteForce, DenseDp, Fairness, Instance, JobSpec, Solver, Status, verify};
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// After any report, every job of the round with F_j > 0 has D_j = max(-B, D_j + lambda -
+    /// realized / F_j) (idle: realized 0), bit for bit; jobs with F_j = 0 keep D_j.
+    #[test]
+    fn deficits_follow_the_update_rule(
+        inst in instance(Shape::TINY),
+        realized in proptest::collection::vec(prop_oneof![Just(None), (0.0f64..20.0).prop_map(Some)], 6),
+    ) {
+        let mut s = RoundScheduler::new(&inst, Box::new(BruteForce::default()));
+        let plan = s.plan().unwrap();
+        let report: Vec<(&str, f64)> = plan
+            .jobs
+            .iter()
+            .zip(&realized)
+            .filter_map(|(j, r)| r.map(|x| (j.id.as_str(), x)))
+            .collect();
+        let service = s.report(&report).unwrap();
+        let f = inst.fairness();
+        for (j, job) in inst.jobs().iter().enumerate() {
+            let fair = plan.jobs[j].fair_rate;
+            let got = report.iter().find(|(id, _)| *id == job.id()).map_or(0.0, |r| r.1);
+            let expected = if fair > 0.0 {
+                let d = job.deficit() + f.lambda - got / fair;
+                if d < -f.credit { -f.credit } else { d }
+            } else {
+                job.deficit()
+            };
+            prop_assert_eq!(s.deficit(job.id()), Some(expected));
+            prop_assert_eq!(service[j].deficit, expected);
+            prop_assert!(service[j].deficit >= -f.credit || fair == 0.0);
+        }
+    }
+
+    /// Relaxation depends on the input only: two schedulers, and two exact solvers, drop the same
+    /// forcing. The relaxed jobs are a suffix of the forced jobs sorted by m_j (largest first,
+    /// ties in job order); forcing the first of them too would be infeasible; the answer verifies
+    /// against the instance that was solved, and placement holds every running job.
+    #[test]
+    fn relaxation_is_deterministic_and_minimal(inst in instance(Shape::TINY)) {
+        let plan = RoundScheduler::new(&inst, Box::new(BruteForce::default())).plan().unwrap();
+        let again = RoundScheduler::new(&inst, Box::new(BruteForce::default())).plan().unwrap();
+        let dense = RoundScheduler::new(&inst, Box::new(DenseDp::default())).plan().unwrap();
+        prop_assert_eq!(&plan.relaxed, &again.relaxed);
+        prop_assert_eq!(&plan.relaxed, &dense.relaxed);
+        prop_assert_eq!(&plan.jobs, &again.jobs);
+        prop_assert!((plan.objective - dense.objective).abs() <= 1e-9 * plan.objective.abs().max(1.0));
+        verify(&plan.instance, &plan.solution).unwrap();
+
+        let problem = RoundProblem::new(&inst);
+        let mut forced: Vec<usize> = problem.forced().collect();
+        forced.sort_by(|&a, &b| problem.jobs[b].minimum.total_cmp(&problem.jobs[a].minimum));
+        let ids: Vec<String> = forced.iter().map(|&j| inst.jobs()[j].id().to_string()).collect();
+        let keep = ids.len() - plan.relaxed.len();
+        prop_assert_eq!(&ids[keep..], &plan.relaxed[..]);
+        if let Some(&first) = forced.get(keep).filter(|_| !plan.relaxed.is_empty()) {
+            let mut deficits: Vec<f64> = plan.instance.jobs().iter().map(|j| j.deficit()).collect();
+            deficits[first] = inst.jobs()[first].deficit();
+            let tighter = plan.instance.with_deficits(&deficits).unwrap();
+            let s = BruteForce::default().solve(&tighter).unwrap();
+            prop_assert!(matches!(s.status, Status::Infeasible { .. }), "forcing {} too was feasible", ids[keep]);
+        }
+        for (j, p) in plan.jobs.iter().enumerate() {
+            let placed = plan.placement.gpus_of(&p.id);
+            let workers = inst.jobs()[j].workers() as usize;
+            prop_assert_eq!(placed.len(), if p.run.is_some() { workers } else { 0 });
+        }
+    }
+
+    /// Rounds never fail: several rounds of random instances (relaxing whenever the forced jobs
+    /// do not fit), every plan valid against the instance it solved and fully placed.
+    #[test]
+    fn rounds_never_fail(inst in instance(Shape::TINY)) {
+        let mut s = RoundScheduler::new(&inst, Box::new(DenseDp::default()));
+        for _ in 0..6 {
+            let plan = s.plan().unwrap();
+            verify(&plan.instance, &plan.solution).unwrap();
+            for g in &plan.placement.gpus {
+                prop_assert!(g.used() <= g.units);
+            }
+            s.report_planned(&plan).unwrap();
+        }
+    }
+}
+
+/// Two identical jobs on one GPU with whole-GPU slots only: each has F = 0.5 it/s and runs at 1
+/// it/s (sigma 2). With lambda = Delta = B = 1: round 0 runs one of them (say x): D_x = max(-1,
+/// 0 + 1 - 2) = -1, D_y = 1. Round 1: m_y = (1 + 1) - 1 = 1 > 0, y is forced: D_y = 0, D_x = 0.
+/// Round 2 is round 0 again. Over 10 rounds each runs 5 times, mean sigma 1, final deficits 0.
+#[test]
+fn two_jobs_alternate_by_hand() {
+    let inst = Instance::builder()
+        .gpu_type("g", 1, 4, &[4])
+        .job(JobSpec::new("x").time("g", 4, 1.0))
+        .job(JobSpec::new("y").time("g", 4, 1.0))
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&inst, Box::new(DenseDp::default()));
+    let sum = run_rounds(&mut s, 10, |_| {}).unwrap();
+    assert_eq!(sum.relaxed_rounds, 0);
+    assert_eq!(sum.mean_objective, 1.0);
+    for j in &sum.jobs {
+        assert_eq!(j.rounds_run, 5);
+        assert_eq!(j.mean_sigma, Some(1.0));
+        assert_eq!(j.final_deficit, 0.0);
+        assert!(!j.no_bound);
+    }
+    // Always on the one GPU: nobody migrates.
+    assert_eq!(sum.migrations, 0);
+}
+
+/// lambda = 0.5 and the clamp B = 0.25: a job alone on a GPU gets sigma 1 every round, so its
+/// deficit goes 0 -> max(-0.25, 0 + 0.5 - 1) = -0.25 and stays there.
+#[test]
+fn credit_clamp_by_hand() {
+    let inst = Instance::builder()
+        .fairness(Fairness {
+            lambda: 0.5,
+            max_debt: 1.0,
+            credit: 0.25,
+        })
+        .gpu_type("g", 1, 4, &[4])
+        .job(JobSpec::new("x").time("g", 4, 0.5))
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&inst, Box::new(DenseDp::default()));
+    for _ in 0..3 {
+        let plan = s.plan().unwrap();
+        assert_eq!(plan.jobs[0].sigma, 1.0);
+        s.report_planned(&plan).unwrap();
+        assert_eq!(s.deficit("x"), Some(-0.25));
+    }
+    assert_eq!(update_deficit(-0.25, 0.5, 0.25, 1.0), -0.25);
+}
+
+/// A job arrives, gets times updated and leaves while rounds go on. Three GPUs of 4 units:
+/// round 0 places a (whole GPU) on GPU 0 and b (half) on GPU 1; in round 1 c arrives wanting a
+/// whole GPU: GPU 2 is free and claimed by nobody, so a and b stay (no migration).
+#[test]
+fn jobs_arrive_and_leave() {
+    let cluster = Instance::builder()
+        .gpu_type("g", 3, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, Box::new(DenseDp::default()));
+    s.add_job(JobSpec::new("a").time("g", 2, 1.0).time("g", 4, 0.8))
+        .unwrap();
+    s.add_job(JobSpec::new("b").time("g", 2, 1.0)).unwrap();
+    let p0 = s.plan().unwrap();
+    assert_eq!(p0.jobs[0].run, Some((0, 4)));
+    assert_eq!(p0.placement.gpus_of("a"), vec![(0, 0)]);
+    assert_eq!(p0.placement.gpus_of("b"), vec![(0, 1)]);
+    s.report_planned(&p0).unwrap();
+    s.add_job(JobSpec::new("c").time("g", 4, 0.5)).unwrap();
+    let p1 = s.plan().unwrap();
+    assert!(p1.jobs.iter().all(|j| j.run.is_some()), "{:?}", p1.jobs);
+    assert_eq!(p1.placement.gpus_of("c"), vec![(0, 2)]);
+    assert_eq!(p1.placement.migrations, 0);
+    s.report_planned(&p1).unwrap();
+    s.update_times("b", &[("g", 1, 2.0), ("g", 2, 1.0)])
+        .unwrap();
+    let d = s.deficit("a").unwrap();
+    assert_eq!(s.remove_job("a").unwrap(), d);
+    let p2 = s.plan().unwrap();
+    assert_eq!(
+        p2.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        vec!["b", "c"]
+    );
+    assert!(s.remove_job("a").is_err());
+}
+
+fn alternating_instance() -> Instance {
+    Instance::builder()
+        .name("two-alternate")
+        .gpu_type("g", 1, 4, &[4])
+        .job(JobSpec::new("x").time("g", 4, 1.0))
+        .job(JobSpec::new("y").time("g", 4, 1.0))
+        .build()
+        .unwrap()
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stsfair-rounds-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stsfair(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_stsfair"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `stsfair rounds --json` prints exactly the documented document, with the hand-worked numbers
+/// of `two_jobs_alternate_by_hand`.
+#[test]
+fn cli_rounds_json() {
+    let path = temp_file("alternate.json", &alternating_instance().to_json());
+    let file = path.to_string_lossy();
+    let (code, out, err) = stsfair(&[
+        "rounds", &file, "--rounds", "10", "--json", "--solver", "dp-dense",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "rounds",
+            "relaxed_rounds",
+            "mean_objective",
+            "migrations",
+            "jobs"
+        ]
+    );
+    assert_eq!(doc["rounds"], 10);
+    assert_eq!(doc["relaxed_rounds"], 0);
+    assert_eq!(doc["mean_objective"], 1.0);
+    assert_eq!(doc["migrations"], 0);
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    for (j, id) in jobs.iter().zip(["x", "y"]) {
+        let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "job",
+                "rounds_run",
+                "mean_sigma",
+                "final_deficit",
+                "no_bound"
+            ]
+        );
+        assert_eq!(j["job"], id);
+        assert_eq!(j["rounds_run"], 5);
+        assert_eq!(j["mean_sigma"], 1.0);
+        assert_eq!(j["final_deficit"], 0.0);
+        assert_eq!(j["no_bound"], false);
+    }
+    // Without --json: a readable summary (no progress bar: stderr is not a terminal here).
+    let (code, out, err) = stsfair(&["rounds", &file, "--rounds", "4", "--solver", "dp-dense"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("rounds          4 (0 relaxed"), "{out}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn cli_rounds_rejects_bad_usage() {
+    let path = temp_file("alternate-usage.json", &alternating_instance().to_json());
+    let file = path.to_string_lossy();
+    let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--rounds must be >= 1 (got 0)"), "{err}");
+    let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "3", "--solver", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--solver must be one of"), "{err}");
+    let (code, _, err) = stsfair(&["rounds", "/nonexistent/instance.json", "--rounds", "3"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+// ---- acceptance (ignored by default: minutes per cluster) ----
+
+/// The fairness-only baseline: jobs in order of largest m_j (the same order as largest D_j),
+/// each given its admissible option of largest sigma that still fits (ties: larger v, then
+/// option order), until nothing more fits. It ignores efficiency and may leave a forced job idle,
+/// so it is reported as `feasible` with an unknown gap, never `infeasible`. O(n log n + n |O|).
+struct LargestDeficitFirst;
+
+impl Solver for LargestDeficitFirst {
+    fn name(&self) -> &'static str {
+        "ldf"
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        let mut order: Vec<usize> = (0..problem.jobs.len()).collect();
+        order.sort_by(|&a, &b| problem.jobs[b].minimum.total_cmp(&problem.jobs[a].minimum));
+        let mut left = problem.capacity.clone();
+        let mut assignments = vec![None; problem.jobs.len()];
+        for j in order {
+            let mut best: Option<&stsfair::formulation::RoundOption> = None;
+            for o in &problem.jobs[j].options {
+                if o.units > left[o.gpu] {
+                    continue;
+                }
+                let wins = best
+                    .is_none_or(|b| o.sigma > b.sigma || (o.sigma == b.sigma && o.value > b.value));
+                if wins {
+                    best = Some(o);
+                }
+            }
+            if let Some(o) = best {
+                left[o.gpu] -= o.units;
+                assignments[j] = Some((o.gpu, o.slot));
+            }
+        }
+        Ok(Solution::from_assignments(
+            "ldf",
+            Status::Feasible { gap: f64::NAN },
+            problem,
+            assignments,
+        ))
+    }
+}
+
+/// Quantile by nearest rank of sorted values.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+/// Prints the distribution of mean sigma / lambda of the jobs with a bound and returns the
+/// fraction at or above 0.95.
+fn distribution(label: &str, sigma: &[Option<f64>], lambda: f64) -> f64 {
+    let mut v: Vec<f64> = sigma.iter().flatten().map(|s| s / lambda).collect();
+    v.sort_by(f64::total_cmp);
+    let reached = v.iter().filter(|&&x| x >= 0.95).count() as f64 / v.len() as f64;
+    let bins = [0.0, 0.5, 0.9, 0.95, 1.0, 1.05, 1.2, f64::INFINITY];
+    let counts: Vec<String> = bins
+        .windows(2)
+        .map(|w| {
+            format!(
+                "[{}, {}): {}",
+                w[0],
+                w[1],
+                v.iter().filter(|&&x| x >= w[0] && x < w[1]).count()
+            )
+        })
+        .collect();
+    println!(
+        "  {label:<14} reach 0.95*lambda {:>6.2}%  mean sigma/lambda min {:.3} p1 {:.3} p5 {:.3} p10 {:.3} median {:.3} max {:.3}",
+        100.0 * reached,
+        v[0],
+        quantile(&v, 0.01),
+        quantile(&v, 0.05),
+        quantile(&v, 0.10),
+        quantile(&v, 0.5),
+        v[v.len() - 1]
+    );
+    println!("  {:<14} histogram {}", "", counts.join(", "));
+    reached
+}
+
+fn report(label: &str, sum: &RunSummary, seconds: f64, lambda: f64) -> f64 {
+    println!(
+        "  {label:<14} mean objective {:.4}  relaxed rounds {}  solves {}  migrations {}  {:.1} s",
+        sum.mean_objective, sum.relaxed_rounds, sum.solves, sum.migrations, seconds
+    );
+    let sigma: Vec<Option<f64>> = sum.jobs.iter().map(|j| j.mean_sigma).collect();
+    distribution(label, &sigma, lambda)
+}
+
+/// Loads an acceptance instance; a missing file is explained with the command that makes it.
+fn acceptance_instance(path: &Path) -> Instance {
+    Instance::from_path(path).unwrap_or_else(|e| {
+        panic!("{e}: generate it with `stsfair gen --gavel ../shared/data/gavel/simulation_throughputs.json ...` (see docs/rounds.md)")
+    })
+}
+
+/// The acceptance runs of docs/rounds.md: on each Gavel-derived overloaded cluster, 100 rounds of
+/// the mechanism (solver from STSFAIR_ROUNDS_SOLVER, default dp), compared with the unconstrained
+/// efficiency optimum (nobody forced) and with largest-deficit-first. Instances from
+/// STSFAIR_ACCEPTANCE (comma-separated paths), default the two instances of docs/rounds.md.
+#[test]
+#[ignore = "long: run with cargo test --release --test rounds -- --ignored --nocapture"]
+fn acceptance_gavel_clusters() {
+    let solver = std::env::var("STSFAIR_ROUNDS_SOLVER").unwrap_or_else(|_| "dp".into());
+    let rounds: u64 = std::env::var("STSFAIR_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(100);
+    let paths = std::env::var("STSFAIR_ACCEPTANCE")
+        .unwrap_or_else(|_| "instances/gavel-36x3-300.json,instances/gavel-100x3-1000.json".into());
+    for path in paths.split(',') {
+        let inst = acceptance_instance(Path::new(path));
+        let f = inst.fairness();
+        let gpus: u32 = inst.gpu_types().iter().map(|g| g.count()).sum();
+        println!(
+            "{path}: {} jobs on {gpus} GPUs, {rounds} rounds, solver {solver}, lambda {}",
+            inst.jobs().len(),
+            f.lambda
+        );
+
+        let t = Instant::now();
+        let mut s = RoundScheduler::new(&inst, by_name(&solver, &SolverConfig::default()).unwrap());
+        let sts = run_rounds(&mut s, rounds, |_| {}).expect("no round fails");
+        let reached = report("sts-fair", &sts, t.elapsed().as_secs_f64(), f.lambda);
+
+        let t = Instant::now();
+        let mut s = RoundScheduler::new(&inst, Box::new(LargestDeficitFirst));
+        let ldf = run_rounds(&mut s, rounds, |_| {}).unwrap();
+        report("largest-D", &ldf, t.elapsed().as_secs_f64(), f.lambda);
+
+        // Unconstrained: nobody forced, so every round is the same efficiency optimum.
+        let t = Instant::now();
+        let low = vec![-(f.lambda + f.max_debt + 1.0); inst.jobs().len()];
+        let free = inst.with_deficits(&low).unwrap();
+        let best = by_name(&solver, &SolverConfig::default())
+            .unwrap()
+            .solve(&free)
+            .unwrap();
+        let problem = RoundProblem::new(&free);
+        let sigma: Vec<Option<f64>> = problem
+            .jobs
+            .iter()
+            .zip(&best.assignments)
+            .zip(inst.jobs())
+            .map(|((rj, a), job)| {
+                (rj.fair_rate > 0.0).then(|| match a {
+                    Some((k, s)) => {
+                        job.options()
+                            .iter()
+                            .find(|o| o.gpu == *k && o.slot == *s)
+                            .map_or(0.0, |o| o.throughput)
+                            / rj.fair_rate
+                    }
+                    None => 0.0,
+                })
+            })
+            .collect();
+        let optimum = best.objective.unwrap();
+        println!(
+            "  {:<14} mean objective {optimum:.4}  ({:.1} s, one solve)",
+            "unconstrained",
+            t.elapsed().as_secs_f64()
+        );
+        distribution("unconstrained", &sigma, f.lambda);
+        println!(
+            "  objective / unconstrained: sts-fair {:.4}, largest-D {:.4}",
+            sts.mean_objective / optimum,
+            ldf.mean_objective / optimum
+        );
+        assert!(
+            reached >= 0.99,
+            "{path}: only {:.2}% of jobs with a bound reach 0.95 * lambda",
+            100.0 * reached
+        );
+    }
+}
