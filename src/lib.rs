@@ -7,12 +7,15 @@
 //!
 //! The data flows through one module per stage:
 //! [`instance`] (the cluster, jobs, predicted co-location times, fairness parameters) ->
+//! [`costs`] (measured Gavel throughputs, slot times, a co-location predictor) ->
 //! [`formulation`] (shares, equal-share rates, admissible options: the round problem) ->
-//! [`solvers`] (the DP and, with feature `highs`, the ILP) -> [`solution`] (answers and
-//! [`verify`]).
+//! [`solvers`] (the fast exact DP [`Dp`], the dense reference DP, brute force and, with feature
+//! `highs`, the ILP) -> [`solution`] (answers and [`verify`]) -> [`placement`] (slots onto
+//! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links) ->
+//! [`simulation`] (trace-driven comparison with Gavel's policies).
 //!
 //! ```
-//! use stsfair::{Instance, JobSpec, Solver, DenseDp, verify};
+//! use stsfair::{Instance, JobSpec, Solver, Dp, DenseDp, verify};
 //!
 //! // One V100 of 4 units, slots of 1, 2 or 4 units; two jobs.
 //! let instance = Instance::builder()
@@ -24,8 +27,10 @@
 //! // With lambda = max_debt = 1 and no deficits, m_j = 0: nobody is forced.
 //! // Alone on the GPU, a is worth 1.0; sharing it, a gets 0.25/0.40 = 0.625 of its best and
 //! // b gets 0.50/0.60 = 0.8333..., together 1.4583...: sharing wins.
-//! let solution = DenseDp::default().solve(&instance)?;
+//! let solution = Dp::default().solve(&instance)?;
 //! let objective = solution.objective.unwrap();
+//! // The dense reference DP agrees.
+//! assert_eq!(DenseDp::default().solve(&instance)?.objective, Some(objective));
 //! assert!((objective - (0.625 + 0.5 / 0.6)).abs() < 1e-12);
 //! assert_eq!(solution.assignments, vec![Some((0, 2)), Some((0, 2))]);
 //! verify(&instance, &solution)?;
@@ -38,6 +43,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod bench;
 pub mod costs;
 pub mod formulation;
 pub mod instance;

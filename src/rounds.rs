@@ -59,6 +59,13 @@ pub enum RoundError {
         /// The rule it breaks.
         source: InstanceError,
     },
+    /// The round's instance, built from jobs that were each checked on arrival, is invalid: a
+    /// defect of this crate, reported with the path of the offending value.
+    #[error("the round's instance is invalid: {source}")]
+    RoundInstance {
+        /// The rule it breaks.
+        source: InstanceError,
+    },
     /// A reported throughput is negative, infinite or NaN.
     #[error("job {job:?}: realized throughput must be finite and >= 0 (got {got})")]
     InvalidThroughput {
@@ -409,10 +416,8 @@ impl RoundScheduler {
         }
         // Every job was validated against this cluster and ids are unique, so this only fails
         // on a defect; the error still names the job by its path.
-        b.build().map_err(|source| RoundError::InvalidJob {
-            job: String::new(),
-            source,
-        })
+        b.build()
+            .map_err(|source| RoundError::RoundInstance { source })
     }
 
     /// Plans the next round: builds the round's instance from the active jobs and deficits,

@@ -373,10 +373,56 @@ fn distribution(label: &str, sigma: &[Option<f64>], lambda: f64) -> f64 {
     reached
 }
 
-fn report(label: &str, sum: &RunSummary, seconds: f64, lambda: f64) -> f64 {
+/// Splits migrations by cause, over consecutive rounds: workers of jobs whose option changed
+/// GPU type (they must move), of jobs that changed slot size on the same type, and of jobs that
+/// kept their option.
+#[derive(Default)]
+struct Moves {
+    last: std::collections::HashMap<String, ((usize, u32), Vec<(usize, u32)>)>,
+    type_changed: usize,
+    size_changed: usize,
+    same_option: usize,
+}
+
+impl Moves {
+    fn observe(&mut self, plan: &stsfair::RoundPlan) {
+        let mut now = std::collections::HashMap::new();
+        for j in &plan.jobs {
+            let Some(run) = j.run else { continue };
+            let gpus = plan.placement.gpus_of(&j.id);
+            if let Some((before, old)) = self.last.get(&j.id) {
+                let mut left = old.clone();
+                let mut moved = 0;
+                for g in &gpus {
+                    match left.iter().position(|x| x == g) {
+                        Some(i) => {
+                            left.swap_remove(i);
+                        }
+                        None => moved += 1,
+                    }
+                }
+                if before.0 != run.0 {
+                    self.type_changed += moved;
+                } else if before.1 != run.1 {
+                    self.size_changed += moved;
+                } else {
+                    self.same_option += moved;
+                }
+            }
+            now.insert(j.id.clone(), (run, gpus));
+        }
+        self.last = now;
+    }
+}
+
+fn report(label: &str, sum: &RunSummary, moves: &Moves, seconds: f64, lambda: f64) -> f64 {
     println!(
-        "  {label:<14} mean objective {:.4}  relaxed rounds {}  solves {}  migrations {}  {:.1} s",
-        sum.mean_objective, sum.relaxed_rounds, sum.solves, sum.migrations, seconds
+        "  {label:<14} mean objective {:.4}  relaxed rounds {}  solves {}  {:.1} s",
+        sum.mean_objective, sum.relaxed_rounds, sum.solves, seconds
+    );
+    println!(
+        "  {:<14} migrations {} (type changed {}, slot size changed {}, same option {})",
+        "", sum.migrations, moves.type_changed, moves.size_changed, moves.same_option
     );
     let sigma: Vec<Option<f64>> = sum.jobs.iter().map(|j| j.mean_sigma).collect();
     distribution(label, &sigma, lambda)
@@ -415,13 +461,27 @@ fn acceptance_gavel_clusters() {
 
         let t = Instant::now();
         let mut s = RoundScheduler::new(&inst, by_name(&solver, &SolverConfig::default()).unwrap());
-        let sts = run_rounds(&mut s, rounds, |_| {}).expect("no round fails");
-        let reached = report("sts-fair", &sts, t.elapsed().as_secs_f64(), f.lambda);
+        let mut moves = Moves::default();
+        let sts = run_rounds(&mut s, rounds, |p| moves.observe(p)).expect("no round fails");
+        let reached = report(
+            "sts-fair",
+            &sts,
+            &moves,
+            t.elapsed().as_secs_f64(),
+            f.lambda,
+        );
 
         let t = Instant::now();
         let mut s = RoundScheduler::new(&inst, Box::new(LargestDeficitFirst));
-        let ldf = run_rounds(&mut s, rounds, |_| {}).unwrap();
-        report("largest-D", &ldf, t.elapsed().as_secs_f64(), f.lambda);
+        let mut moves = Moves::default();
+        let ldf = run_rounds(&mut s, rounds, |p| moves.observe(p)).unwrap();
+        report(
+            "largest-D",
+            &ldf,
+            &moves,
+            t.elapsed().as_secs_f64(),
+            f.lambda,
+        );
 
         // Unconstrained: nobody forced, so every round is the same efficiency optimum.
         let t = Instant::now();

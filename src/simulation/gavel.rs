@@ -147,8 +147,9 @@ struct Entry {
     throughput: Vec<(f64, f64)>,
     /// X per type from the latest allocation; `None` when the entry did not exist then.
     allocation: Option<Vec<f64>>,
-    /// Type and GPUs of the previous round, when the entry ran in it.
-    previous: Option<(usize, Vec<u32>)>,
+    /// Type and GPUs (offset and length in [`GavelRounds`]'s arena) of the previous round, when
+    /// the entry ran in it.
+    previous: Option<(usize, usize, usize)>,
 }
 
 impl Entry {
@@ -158,6 +159,29 @@ impl Entry {
             None => a > 0.0,
             Some(_) => a > 0.0 && b > 0.0,
         }
+    }
+}
+
+/// Buffers reused from round to round (the simulator plans thousands of rounds).
+#[derive(Debug, Default)]
+struct Scratch {
+    placed: Vec<bool>,
+    touched: Vec<usize>,
+    left: Vec<u32>,
+    keys: Vec<QueueKey>,
+    chosen: Vec<Vec<(usize, u32)>>,
+    taken: Vec<bool>,
+    gpus_of: Vec<Option<(usize, usize)>>,
+    arena: Vec<u32>,
+    next_previous: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Scratch {
+    fn prepare(&mut self, jobs: usize, types: usize) {
+        if self.placed.len() < jobs {
+            self.placed.resize(jobs, false);
+        }
+        self.chosen.resize_with(types, Vec::new);
     }
 }
 
@@ -174,6 +198,9 @@ pub struct GavelRounds<P> {
     need_update: bool,
     /// Entry index of each placement of the round being run, in placement order.
     planned: Vec<usize>,
+    /// GPU indices of the previous round's placements.
+    arena: Vec<u32>,
+    scratch: Scratch,
     previous_end: Option<f64>,
     solver_seconds: f64,
     extensions: u64,
@@ -195,6 +222,8 @@ impl<P: AllocationPolicy> GavelRounds<P> {
             last_reset: 0.0,
             need_update: true,
             planned: Vec::new(),
+            arena: Vec::new(),
+            scratch: Scratch::default(),
             previous_end: None,
             solver_seconds: 0.0,
             extensions: 0,
@@ -363,16 +392,16 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
         }
         self.update_priorities(state)?;
         let types = self.types;
-        let counts = state.cluster.counts();
         let skip_zero = self.policy.skips_zero_priority();
+        let mut s = std::mem::take(&mut self.scratch);
+        s.prepare(state.jobs.len(), types);
 
         // Lease-extension opportunities: previous placements whose entry is still active.
         self.opportunities += self.entries.iter().filter(|e| e.previous.is_some()).count() as u64;
 
         // The greedy fill: per type a sorted queue, the queues walked in fill order.
-        let mut left: Vec<u32> = counts.clone();
-        let mut placed = vec![false; state.jobs.len()];
-        let mut chosen: Vec<Vec<(usize, u32)>> = vec![Vec::new(); types];
+        s.left.clear();
+        s.left.extend(state.cluster.types.iter().map(|t| t.count));
         let mut unplaced = state.active.len();
         for k in 0..types {
             if unplaced == 0 {
@@ -381,105 +410,129 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             // A lazy max-heap instead of a full sort: the walk usually stops long before the
             // end of the queue (the type is full, or every job is placed).
             let entries = &self.entries;
-            let keys: Vec<QueueKey> = entries
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| {
-                    let free = !placed[e.combo.0] && e.combo.1.is_none_or(|b| !placed[b]);
-                    free && e.runs_on(k) && !(skip_zero && e.priority[k] <= 0.0)
-                })
-                .map(|(i, e)| QueueKey {
-                    priority: e.priority[k],
-                    deficit: e.deficit[k],
-                    allocation: e.allocation.as_ref().map_or(0.0, |x| x[k]),
-                    index: i,
-                })
-                .collect();
+            let mut keys = std::mem::take(&mut s.keys);
+            keys.clear();
+            keys.extend(
+                entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| {
+                        let free = !s.placed[e.combo.0] && e.combo.1.is_none_or(|b| !s.placed[b]);
+                        free && e.runs_on(k) && !(skip_zero && e.priority[k] <= 0.0)
+                    })
+                    .map(|(i, e)| QueueKey {
+                        priority: e.priority[k],
+                        deficit: e.deficit[k],
+                        allocation: e.allocation.as_ref().map_or(0.0, |x| x[k]),
+                        index: i,
+                    }),
+            );
             let mut queue = BinaryHeap::from(keys);
-            while left[k] > 0 && unplaced > 0 {
+            while s.left[k] > 0 && unplaced > 0 {
                 let Some(QueueKey { index: i, .. }) = queue.pop() else { break };
                 let (a, b) = entries[i].combo;
-                if placed[a] || b.is_some_and(|b| placed[b]) {
+                if s.placed[a] || b.is_some_and(|b| s.placed[b]) {
                     continue;
                 }
                 let sf = state.jobs[a].scale_factor;
-                if sf > left[k] {
+                if sf > s.left[k] {
                     continue;
                 }
-                left[k] -= sf;
-                placed[a] = true;
+                s.left[k] -= sf;
+                s.placed[a] = true;
+                s.touched.push(a);
                 unplaced -= 1;
                 if let Some(b) = b {
-                    placed[b] = true;
+                    s.placed[b] = true;
+                    s.touched.push(b);
                     unplaced -= 1;
                 }
-                chosen[k].push((i, sf));
+                s.chosen[k].push((i, sf));
             }
+            s.keys = queue.into_vec();
         }
 
         // GPUs: larger scale factors first; keep previous GPUs when free, then first free GPUs.
+        // GPU lists live in one arena per round: (offset, length) per placed entry.
         let mut placements = Vec::new();
         self.planned.clear();
-        let mut next_previous: Vec<(usize, usize, Vec<u32>)> = Vec::new();
+        s.arena.clear();
+        s.next_previous.clear();
         for k in 0..types {
-            let mut taken = vec![false; counts[k] as usize];
-            let mut list = std::mem::take(&mut chosen[k]);
+            s.taken.clear();
+            s.taken.resize(state.cluster.types[k].count as usize, false);
+            let mut list = std::mem::take(&mut s.chosen[k]);
             list.sort_by(|a, b| b.1.cmp(&a.1));
-            let mut gpus_of: Vec<Option<Vec<u32>>> = vec![None; list.len()];
+            s.gpus_of.clear();
+            s.gpus_of.resize(list.len(), None);
             let mut cursor = 0usize;
             let mut from = 0usize;
             while from < list.len() {
                 let size = list[from].1;
                 let to = from + list[from..].iter().take_while(|c| c.1 == size).count();
                 for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
-                    if let Some((pk, gpus)) = &self.entries[i].previous {
-                        if *pk == k && gpus.len() == sf as usize && gpus.iter().all(|&g| !taken[g as usize]) {
+                    if let Some((pk, offset, len)) = self.entries[i].previous {
+                        let gpus = &self.arena[offset..offset + len];
+                        if pk == k && len == sf as usize && gpus.iter().all(|&g| !s.taken[g as usize]) {
+                            let at = s.arena.len();
                             for &g in gpus {
-                                taken[g as usize] = true;
+                                s.taken[g as usize] = true;
+                                s.arena.push(g);
                             }
-                            gpus_of[from + slot] = Some(gpus.clone());
+                            s.gpus_of[from + slot] = Some((at, len));
                         }
                     }
                 }
                 for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
                     // Gavel reserves GPUs for entries that have no allocation yet but never
                     // starts them.
-                    if gpus_of[from + slot].is_some() || self.entries[i].allocation.is_none() {
+                    if s.gpus_of[from + slot].is_some() || self.entries[i].allocation.is_none() {
                         continue;
                     }
-                    let mut gpus = Vec::with_capacity(sf as usize);
-                    while gpus.len() < sf as usize && cursor < taken.len() {
-                        if !taken[cursor] {
-                            taken[cursor] = true;
-                            gpus.push(cursor as u32);
+                    let at = s.arena.len();
+                    while s.arena.len() - at < sf as usize && cursor < s.taken.len() {
+                        if !s.taken[cursor] {
+                            s.taken[cursor] = true;
+                            s.arena.push(cursor as u32);
                         }
                         cursor += 1;
                     }
-                    gpus_of[from + slot] = Some(gpus);
+                    s.gpus_of[from + slot] = Some((at, s.arena.len() - at));
                 }
                 from = to;
             }
             for (slot, &(i, _)) in list.iter().enumerate() {
-                let Some(gpus) = gpus_of[slot].take() else { continue };
+                let Some((at, len)) = s.gpus_of[slot] else { continue };
+                let gpus = &s.arena[at..at + len];
                 let e = &self.entries[i];
                 let (jobs, throughputs) = match e.combo {
                     (a, None) => (vec![a], vec![e.throughput[k].0]),
                     (a, Some(b)) => (vec![a, b], vec![e.throughput[k].0, e.throughput[k].1]),
                 };
-                if e.previous.as_ref().is_some_and(|(pk, old)| *pk == k && *old == gpus) {
-                    self.extensions += 1;
+                if let Some((pk, offset, plen)) = e.previous {
+                    if pk == k && self.arena[offset..offset + plen] == *gpus {
+                        self.extensions += 1;
+                    }
                 }
-                next_previous.push((i, k, gpus.clone()));
+                s.next_previous.push((i, k, at, len));
                 self.planned.push(i);
-                placements.push(Placement { jobs, gpu_type: k, gpus, fraction: 1.0, throughputs });
+                placements.push(Placement { jobs, gpu_type: k, gpus: gpus.to_vec(), fraction: 1.0, throughputs });
             }
+            list.clear();
+            s.chosen[k] = list;
         }
         for e in &mut self.entries {
             e.previous = None;
         }
-        for (i, k, gpus) in next_previous {
-            self.entries[i].previous = Some((k, gpus));
+        for &(i, k, at, len) in &s.next_previous {
+            self.entries[i].previous = Some((k, at, len));
         }
+        std::mem::swap(&mut self.arena, &mut s.arena);
+        for &j in &s.touched {
+            s.placed[j] = false;
+        }
+        s.touched.clear();
+        self.scratch = s;
         Ok(placements)
     }
 

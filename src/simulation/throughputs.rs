@@ -8,13 +8,14 @@
 //! importer) and fills unmeasured pairs with the `costs` predictor.
 
 use std::collections::HashMap;
-
+use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::costs::{CoLocationModel, Colocation, CostError, GavelThroughputs, JobType, LearnedPredictor, PredictorConfig};
 
 /// Solo and pairwise throughputs (steps per second of the whole job) per GPU type and job type.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ThroughputTable {
     workers: Vec<String>,
     jobs: Vec<JobType>,
@@ -25,6 +26,20 @@ pub struct ThroughputTable {
     /// sf GPUs); (0, 0) when they cannot run together; `None` when nobody measured or predicted it.
     pair: Vec<Option<(f64, f64)>>,
     predicted: usize,
+    /// The co-location model the table came from (measured pairs, or the learned predictor
+    /// when some were missing), for slot throughputs; same worker and job indices.
+    model: Option<Arc<dyn CoLocationModel + Send + Sync>>,
+}
+
+impl fmt::Debug for ThroughputTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThroughputTable")
+            .field("workers", &self.workers)
+            .field("job_types", &self.jobs.len())
+            .field("predicted_pairs", &self.predicted)
+            .field("model", &self.model.as_ref().map(|m| m.method().to_string()))
+            .finish()
+    }
 }
 
 impl ThroughputTable {
@@ -53,14 +68,14 @@ impl ThroughputTable {
             }
         }
         let index = jobs.iter().enumerate().map(|(i, j)| ((j.model(), j.scale_factor), i)).collect();
-        ThroughputTable { workers, jobs, index, solo: s, pair: p, predicted: 0 }
+        ThroughputTable { workers, jobs, index, solo: s, pair: p, predicted: 0, model: None }
     }
 
     /// The measured Gavel throughputs: solo entries, measured pairs, and `[0, 0]` pairs as pairs
     /// that cannot share; unmeasured pairs stay unknown (see
     /// [`fill_missing_pairs`](Self::fill_missing_pairs)).
     pub fn from_gavel(gavel: &GavelThroughputs) -> ThroughputTable {
-        ThroughputTable::new(
+        let mut table = ThroughputTable::new(
             gavel.worker_types().to_vec(),
             gavel.job_types().to_vec(),
             |w, j| gavel.solo(w, j),
@@ -69,7 +84,9 @@ impl ThroughputTable {
                 Colocation::CannotRun => Some((0.0, 0.0)),
                 Colocation::Unmeasured => None,
             },
-        )
+        );
+        table.model = Some(Arc::new(gavel.inputs().clone()));
+        table
     }
 
     /// Reads a Gavel throughputs file. Pairs the file does not measure (none in Gavel's own
@@ -80,6 +97,7 @@ impl ThroughputTable {
         if table.missing_pairs() > 0 {
             let model = LearnedPredictor::train(gavel.inputs(), &PredictorConfig::default())?;
             table.fill_from_model(&model);
+            table.model = Some(Arc::new(model));
         }
         Ok(table)
     }
@@ -164,6 +182,11 @@ impl ThroughputTable {
     pub fn has_pair(&self, w: usize, a: usize, b: usize) -> bool {
         let n = self.jobs.len();
         self.pair[(w * n + a) * n + b].is_some()
+    }
+
+    /// The co-location model behind the table (`None` for a table built from functions).
+    pub fn model(&self) -> Option<&(dyn CoLocationModel + Send + Sync)> {
+        self.model.as_deref()
     }
 
     /// How many pairs came from the predictor.

@@ -43,13 +43,15 @@ use crate::solution::{Assignment, Solution, Status};
 #[derive(Debug, Clone, Copy)]
 pub struct Dp {
     /// Largest number of states one DP layer may hold before the solver gives up with
-    /// [`SolveError::TooLarge`] (default 20,000,000, about 1 GiB of working memory).
+    /// [`SolveError::TooLarge`] (default 4,000,000, about 100 bytes each while a layer is built);
+    /// all layers together may hold five times
+    /// as many (5 bytes each for reconstruction), so the solver stays under about 1 GiB.
     pub max_states: usize,
 }
 
 impl Default for Dp {
     fn default() -> Self {
-        Dp { max_states: 20_000_000 }
+        Dp { max_states: 4_000_000 }
     }
 }
 
@@ -491,6 +493,19 @@ impl Sparse<'_> {
                 }
             }
             self.states += n_values.len() as u64;
+            // The back pointers of every layer stay in memory (5 bytes a state): bound them too.
+            if self.states > 5 * self.max_states as u64 {
+                if self.give_up {
+                    return Ok(None);
+                }
+                return Err(SolveError::TooLarge {
+                    solver: "dp",
+                    what: "states over all layers",
+                    needed: u128::from(self.states),
+                    limit: 5 * self.max_states as u128,
+                    hint: "raise the limit or use --solver ilp",
+                });
+            }
             if n_values.is_empty() {
                 return Ok(None);
             }

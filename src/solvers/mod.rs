@@ -144,7 +144,14 @@ pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
         dp
     };
     match name {
-        "dp" => Some(Box::new(Dp::default())),
+        "dp" => {
+            let mut dp = Dp::default();
+            if let Some(b) = config.max_bytes {
+                // About 100 bytes per state of the layer being built.
+                dp.max_states = usize::try_from(b / 100).unwrap_or(usize::MAX).max(1);
+            }
+            Some(Box::new(dp))
+        }
         "dp-dense" => Some(Box::new(dense())),
         "brute" => Some(Box::new(BruteForce::default())),
         #[cfg(feature = "highs")]

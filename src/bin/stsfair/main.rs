@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod r#gen;
 mod predict;
 mod rounds;
@@ -38,6 +39,8 @@ enum Command {
     Gen(r#gen::GenArgs),
     /// Evaluate the co-location predictor on held-out measured pairs.
     PredictEval(predict::PredictEvalArgs),
+    /// Time several solvers on the same instances: medians, ratios, agreement.
+    Bench(bench::BenchArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Rounds(a) => rounds::rounds(a),
         Command::Gen(a) => r#gen::gen_instance(a),
         Command::PredictEval(a) => predict::predict_eval(a),
+        Command::Bench(a) => bench::bench(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -16,15 +16,17 @@
 //! analytic center of the optimal face: spare time is spread over the types rather than piled on
 //! one vertex. Two interior-point paths mimic that:
 //! - when every entry is one job, the block interior-point method of [`ipm`](super::ipm)
-//!   (O(n K^2) per iteration; no feature needed);
-//! - with pairs (space sharing), HiGHS's interior point (IPX) without crossover, through good_lp
-//!   (feature `highs`): E*K + 1 variables and 2m + K rows for E entries and m jobs.
+//!   (O(n K^2) per iteration);
+//! - with pairs (space sharing), the dense interior-point method of [`ipm`](super::ipm)
+//!   (O(E K + (2n + K)^3) per iteration for E entries).
 //!
-//! [`Method::Simplex`] asks HiGHS for a vertex instead. Results are clipped to [0, 1] as Gavel
-//! does.
+//! HiGHS (feature `highs`, through good_lp) is the fallback when the interior-point methods stall
+//! short of ECOS's reduced accuracy, and the alternative on request: [`Method::HighsInteriorPoint`]
+//! (IPX without crossover) or [`Method::Simplex`] (a vertex). Results are clipped to [0, 1] as
+//! Gavel does.
 
 use super::super::SimError;
-use super::ipm::{self, MaxMinLp};
+use super::ipm::{self, EntryLp, MaxMinLp};
 
 /// Without HiGHS to fall back on, the block method's best point is accepted up to this relative
 /// error (ECOS's `feastol_inacc`).
@@ -68,16 +70,21 @@ pub fn max_min(
         return Ok((vec![vec![0.0; k]; entries.len()], 0.0));
     }
     let one_job_each = entries.len() == jobs && entries.iter().enumerate().all(|(i, e)| e.jobs == [i]);
-    if method == Method::InteriorPoint && one_job_each {
-        let utility: Vec<f64> = entries.iter().flat_map(|e| e.utility.iter().map(|u| u[0])).collect();
-        let size: Vec<f64> = entries.iter().map(|e| e.scale_factor).collect();
+    if method == Method::InteriorPoint {
         let cap: Vec<f64> = capacity.iter().map(|&c| f64::from(c)).collect();
-        let solution = MaxMinLp { utility: &utility, size: &size, capacity: &cap }.solve();
+        let solution = if one_job_each {
+            let utility: Vec<f64> = entries.iter().flat_map(|e| e.utility.iter().map(|u| u[0])).collect();
+            let size: Vec<f64> = entries.iter().map(|e| e.scale_factor).collect();
+            MaxMinLp { utility: &utility, size: &size, capacity: &cap }.solve()
+        } else {
+            EntryLp { jobs, entries, capacity: &cap }.solve()
+        };
+        let rows = |s: &ipm::IpmSolution| s.x.chunks(k).map(<[f64]>::to_vec).collect::<Vec<_>>();
         match solution {
-            Ok(s) if s.error <= ipm::FALLBACK => return Ok((s.x.chunks(k).map(<[f64]>::to_vec).collect(), s.t)),
+            Ok(s) if s.error <= ipm::FALLBACK => return Ok((rows(&s), s.t)),
             // Numerical trouble: HiGHS when it is there, else a looser answer if close enough.
             _ if cfg!(feature = "highs") => {}
-            Ok(s) if s.error <= LAST_RESORT => return Ok((s.x.chunks(k).map(<[f64]>::to_vec).collect(), s.t)),
+            Ok(s) if s.error <= LAST_RESORT => return Ok((rows(&s), s.t)),
             Ok(s) => {
                 return Err(SimError::Solver {
                     policy: policy.to_string(),

@@ -92,6 +92,14 @@ impl AllocationPolicy for MaxMinFairness {
             }));
         }
         let (mut x, _) = lp::max_min(self.name(), input.jobs.len(), &entries, input.capacity, self.method)?;
+        if let Ok(dir) = std::env::var("LP_DUMP") {
+            static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let c = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let jobs: Vec<serde_json::Value> = input.jobs.iter().map(|j| serde_json::json!({"id": j.id, "sf": j.scale_factor, "w": j.weight, "thr": j.throughput})).collect();
+            let pairs: Vec<serde_json::Value> = input.pairs.iter().map(|p| serde_json::json!({"a": p.a, "b": p.b, "thr": p.throughput.iter().map(|t| [t.0, t.1]).collect::<Vec<_>>()})).collect();
+            let doc = serde_json::json!({"capacity": input.capacity, "jobs": jobs, "pairs": pairs, "x": x});
+            let _ = std::fs::write(format!("{dir}/lp{c}.json"), doc.to_string());
+        }
         let pairs = x.split_off(input.jobs.len());
         Ok(Allocation { jobs: x, pairs })
     }
