@@ -171,9 +171,7 @@ impl Row {
     /// `Some(true)` if all pairs were decided and agree, `None` if some pair is undecided and none
     /// disagrees.
     pub fn agreement(&self) -> Option<bool> {
-        let Some((_, first)) = self.outcomes.first() else {
-            return None;
-        };
+        let (_, first) = self.outcomes.first()?;
         let mut all = Some(true);
         for (_, other) in self.outcomes.iter().skip(1) {
             match agree(first, other) {

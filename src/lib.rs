@@ -59,6 +59,6 @@ pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotR
 pub use rounds::{RoundError, RoundPlan, RoundScheduler};
 pub use instance::{Fairness, GpuType, Instance, InstanceBuilder, InstanceError, Job, JobOption, JobSpec};
 pub use solution::{Solution, Status, VerifyError, verify};
-pub use solvers::{BruteForce, DenseDp, Dp, SolveError, Solver};
+pub use solvers::{BruteForce, DenseDp, Dp, Fallback, SolveError, Solver};
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;

@@ -163,6 +163,26 @@ impl RoundPlan {
             .map(|j| (j.id.as_str(), j.throughput))
             .collect()
     }
+
+    /// What placement was asked to place: one request per running job.
+    pub fn requests(&self) -> Vec<SlotRequest> {
+        slot_requests(&self.jobs, &self.instance)
+    }
+}
+
+/// One slot request per running job of `jobs`, with its workers from `instance` (same job order).
+fn slot_requests(jobs: &[PlannedJob], instance: &Instance) -> Vec<SlotRequest> {
+    jobs.iter()
+        .zip(instance.jobs())
+        .filter_map(|(p, job)| {
+            p.run.map(|(gpu, slot)| SlotRequest {
+                job: p.id.clone(),
+                gpu,
+                slot,
+                workers: job.workers(),
+            })
+        })
+        .collect()
 }
 
 /// A job's service in a reported round.
@@ -253,7 +273,9 @@ impl RoundScheduler {
         }
     }
 
-    /// Uses `model` to choose co-runners in placement.
+    /// Uses `model` to choose co-runners in placement: for example
+    /// [`crate::costs::JobSlowdowns`], the measured Gavel pairs with the trained predictor
+    /// filling the pairs never measured (`examples/gavel_placement.rs`).
     pub fn with_colocation(mut self, model: Box<dyn CoLocation>) -> RoundScheduler {
         self.colocation = model;
         self
@@ -497,7 +519,6 @@ impl RoundScheduler {
         let solved_problem = RoundProblem::new(&solved);
         keep_previous_options(&self.jobs, &solved_problem, &self.last_runs, &mut solution);
         let relaxed_set: HashSet<usize> = relaxed.iter().copied().collect();
-        let mut requests = Vec::new();
         let mut jobs = Vec::with_capacity(self.jobs.len());
         for (j, job) in self.jobs.iter().enumerate() {
             let round_job = &problem.jobs[j];
@@ -505,14 +526,6 @@ impl RoundScheduler {
             let throughput = run
                 .and_then(|(k, s)| job.options().iter().find(|o| o.gpu == k && o.slot == s))
                 .map_or(0.0, |o| o.throughput);
-            if let Some((gpu, slot)) = run {
-                requests.push(SlotRequest {
-                    job: job.id().to_string(),
-                    gpu,
-                    slot,
-                    workers: job.workers(),
-                });
-            }
             jobs.push(PlannedJob {
                 id: job.id().to_string(),
                 run,
@@ -531,7 +544,7 @@ impl RoundScheduler {
         }
         let placement = place(
             &self.gpu_types,
-            &requests,
+            &slot_requests(&jobs, &solved),
             self.running.as_ref(),
             self.colocation.as_ref(),
         )?;
@@ -739,6 +752,12 @@ pub struct RunSummary {
     pub mean_objective: f64,
     /// Worker migrations summed over rounds ([`Placement::migrations`]).
     pub migrations: u64,
+    /// Mean over rounds of the placement's predicted slowdown ([`Placement::slowdown`]; 0 with
+    /// [`NoInterference`]).
+    pub mean_slowdown: f64,
+    /// Pairs sharing a GPU that the co-location model forbids, summed over rounds
+    /// ([`Placement::conflicts`]).
+    pub conflicts: u64,
     /// Solver calls summed over rounds.
     pub solves: u64,
     /// Per job, in the scheduler's job order.
@@ -762,11 +781,14 @@ pub fn run_rounds(
     let no_bound: Vec<bool> = start.jobs.iter().map(|j| j.fair_rate <= 0.0).collect();
     let (mut relaxed_rounds, mut objective, mut migrations, mut solves) =
         (0u64, 0.0f64, 0u64, 0u64);
+    let (mut slowdown, mut conflicts) = (0.0f64, 0u64);
     for _ in 0..rounds {
         let plan = scheduler.plan()?;
         relaxed_rounds += u64::from(!plan.relaxed.is_empty());
         objective += plan.objective;
         migrations += plan.placement.migrations as u64;
+        slowdown += plan.placement.slowdown;
+        conflicts += plan.placement.conflicts as u64;
         solves += plan.solves as u64;
         for (j, p) in plan.jobs.iter().enumerate() {
             run[j] += u64::from(p.run.is_some());
@@ -794,6 +816,8 @@ pub fn run_rounds(
         relaxed_rounds,
         mean_objective: objective / r,
         migrations,
+        mean_slowdown: slowdown / r,
+        conflicts,
         solves,
         jobs,
     })
@@ -894,56 +918,6 @@ mod tests {
         ));
         assert_eq!(s.deficit("b"), Some(2.0));
         assert_eq!(s.round(), 0);
-    }
-
-    /// A solver that runs job (call count mod n) alone on the whole GPU: among identical jobs it
-    /// switches every round, as an ILP may.
-    struct Rotating(std::cell::Cell<usize>);
-
-    impl Solver for Rotating {
-        fn name(&self) -> &'static str {
-            "rotating"
-        }
-        fn solve_problem(&self, p: &RoundProblem) -> Result<Solution, SolveError> {
-            let pick = self.0.get() % p.jobs.len();
-            self.0.set(self.0.get() + 1);
-            let a = (0..p.jobs.len())
-                .map(|j| (j == pick).then_some((0, 4)))
-                .collect();
-            Ok(Solution::from_assignments(
-                "rotating",
-                Status::Optimal,
-                p,
-                a,
-            ))
-        }
-    }
-
-    #[test]
-    fn identical_jobs_keep_the_option_they_ran() {
-        // Delta = 5: nobody is forced for a while, so both jobs may idle and the swap is allowed.
-        let inst = Instance::builder()
-            .fairness(Fairness {
-                lambda: 1.0,
-                max_debt: 5.0,
-                credit: 1.0,
-            })
-            .gpu_type("g", 1, 4, &[4])
-            .job(JobSpec::new("a").time("g", 4, 1.0))
-            .job(JobSpec::new("b").time("g", 4, 1.0))
-            .build()
-            .unwrap();
-        let mut s = RoundScheduler::new(&inst, Box::new(Rotating(std::cell::Cell::new(0))));
-        let p0 = s.plan().unwrap();
-        assert_eq!(p0.jobs[0].run, Some((0, 4)));
-        s.report_planned(&p0).unwrap();
-        // The solver now picks b; a and b are identical, so a keeps the GPU: no migration.
-        let p1 = s.plan().unwrap();
-        assert_eq!(p1.jobs[0].run, Some((0, 4)));
-        assert_eq!(p1.jobs[1].run, None);
-        assert_eq!(p1.placement.migrations, 0);
-        assert_eq!(p1.objective, 1.0);
-        crate::verify(&p1.instance, &p1.solution).unwrap();
     }
 
     #[test]

@@ -80,11 +80,11 @@ impl Solution {
         let mut units = vec![0u64; problem.types()];
         let mut objective = 0.0;
         for (job, a) in problem.jobs.iter().zip(&assignments) {
-            if let Some((gpu, slot)) = *a {
-                if let Some(o) = job.options.iter().find(|o| o.gpu == gpu && o.slot == slot) {
-                    units[gpu] += o.units;
-                    objective += o.value;
-                }
+            if let Some((gpu, slot)) = *a
+                && let Some(o) = job.options.iter().find(|o| o.gpu == gpu && o.slot == slot)
+            {
+                units[gpu] += o.units;
+                objective += o.value;
             }
         }
         Solution {

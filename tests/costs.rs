@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use serde_json::Value;
 use stsfair::costs::gavel::{GavelThroughputs, Workers, parse_job_key};
 use stsfair::costs::predictor::{self, evaluate_holdout};
-use stsfair::costs::{CoLocationModel, Colocation, CostError, LearnedPredictor, PredictorConfig};
+use stsfair::costs::{CoLocationModel, Colocation, CostError, JobSlowdowns, LearnedPredictor, PredictorConfig};
+use stsfair::rounds::RoundScheduler;
+use stsfair::solvers::{SolverConfig, by_name};
+use stsfair::{CoLocation, NoInterference, place};
 
 fn data_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/gavel/simulation_throughputs.json")
@@ -236,4 +239,86 @@ fn predictor_rejects_bad_settings_and_tiny_tables() {
     .unwrap();
     let err = LearnedPredictor::train(tiny.inputs(), &PredictorConfig::default()).unwrap_err();
     assert!(matches!(err, CostError::TooFewSamples { .. }), "{err}");
+}
+
+// ---- the cost inputs as placement's co-location model
+
+/// On the real file: every measured single-GPU pair gives 1 - own / solo, every `[0, 0]` pair
+/// is forbidden, job types come from ids of the generator's form, and unknown ids predict 0.
+#[test]
+fn measured_slowdowns_for_placement() {
+    let g = GavelThroughputs::from_path(data_path()).unwrap();
+    let model = JobSlowdowns::new(g.inputs().clone());
+    let (mut measured, mut forbidden) = (0, 0);
+    for (w, worker) in g.worker_types().iter().enumerate() {
+        for a in g.inputs().single_gpu_jobs_on(w) {
+            for b in g.inputs().single_gpu_jobs_on(w) {
+                let (ja, jb) = (&g.job_types()[a], &g.job_types()[b]);
+                let (ida, idb) = (format!("job-1-{}", ja.slug()), format!("job-2-{}", jb.slug()));
+                assert_eq!(model.job_type(&ida), Some(ja));
+                let got = model.slowdown(&ida, &idb, worker);
+                match g.colocation(w, a, b) {
+                    Colocation::Measured { own, .. } => {
+                        let solo = g.solo(w, a).unwrap();
+                        assert_eq!(got, 1.0 - own / solo, "{worker} {ja} beside {jb}");
+                        measured += 1;
+                    }
+                    Colocation::CannotRun => {
+                        assert_eq!(got, f64::INFINITY);
+                        forbidden += 1;
+                    }
+                    Colocation::Unmeasured => panic!("the file measures every single-GPU pair"),
+                }
+            }
+        }
+    }
+    // 26 single-GPU job types run on every type: 3 * 26^2 ordered pairs, 147 of them [0, 0]
+    // (k80 87, p100 20, v100 40).
+    assert_eq!((measured, forbidden), (1881, 147));
+    assert_eq!(model.slowdown("job-1-no-such-type", "job-2-a3c", "v100"), 0.0);
+}
+
+/// Placement reads pairs that were never measured from the predictor: with pairs hidden, the
+/// slowdown of a hidden pair is 1 - predicted / solo (not 0, not the hidden measurement).
+#[test]
+fn predicted_pairs_reach_placement() {
+    let (masked, removed) = masked();
+    let config = PredictorConfig { trees: 40, seed: 1, ..PredictorConfig::default() };
+    let predictor = LearnedPredictor::train(&masked, &config).unwrap();
+    let model = JobSlowdowns::new(predictor);
+    let inputs = model.model().inputs();
+    for &(g, a, b) in removed.iter().take(50) {
+        let (ja, jb) = (&inputs.job_types()[a], &inputs.job_types()[b]);
+        let got = model.slowdown(&format!("x-{}", ja.slug()), &format!("y-{}", jb.slug()), &inputs.gpu_types()[g]);
+        let predicted = model.model().pair_throughput(g, a, b).unwrap();
+        assert_eq!(got, 1.0 - predicted / inputs.solo(g, a).unwrap());
+        assert_eq!(model.type_slowdown(g, a, b), Some(got));
+    }
+}
+
+/// The round scheduler with the measured model on a Gavel-derived instance: the placement's
+/// slowdown and conflicts are those of the model (recomputed), and it has fewer forbidden pairs
+/// sharing a GPU than the same slots placed without a model.
+#[test]
+fn round_scheduler_places_by_measured_slowdowns() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("instances/gavel-8x3-40.json");
+    let instance = stsfair::Instance::from_path(&path).unwrap();
+    let model = JobSlowdowns::new(GavelThroughputs::from_path(data_path()).unwrap().into_inputs());
+    assert!(model.unknown(instance.jobs().iter().map(|j| j.id())).is_empty());
+    let truth = JobSlowdowns::new(model.model().clone());
+    let solver = by_name("dp", &SolverConfig::default()).unwrap();
+    let mut s = RoundScheduler::new(&instance, solver).with_colocation(Box::new(model));
+    let (mut aware, mut oblivious) = ((0.0, 0), (0.0, 0));
+    for _ in 0..5 {
+        let plan = s.plan().unwrap();
+        let (slowdown, conflicts) = plan.placement.interference(&truth);
+        assert!((slowdown - plan.placement.slowdown).abs() <= 1e-9 * slowdown.max(1.0));
+        assert_eq!(conflicts, plan.placement.conflicts);
+        let blind = place(s.gpu_types(), &plan.requests(), None, &NoInterference).unwrap().interference(&truth);
+        aware = (aware.0 + slowdown, aware.1 + conflicts);
+        oblivious = (oblivious.0 + blind.0, oblivious.1 + blind.1);
+        s.report_planned(&plan).unwrap();
+    }
+    assert!(aware.0 > 0.0, "the model is used");
+    assert!(aware.1 <= oblivious.1, "aware {aware:?}, oblivious {oblivious:?}");
 }

@@ -35,3 +35,12 @@ proptest! {
         agree(&instance, &DenseDp::default())?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+    /// Many identical jobs (classes split between tied choices by the LP).
+    #[test]
+    fn dp_matches_dense_dp_on_copies(instance in common::repeated(common::Shape::SMALL, 15)) {
+        agree(&instance, &DenseDp::default())?;
+    }
+}

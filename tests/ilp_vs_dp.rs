@@ -1,5 +1,5 @@
-//! The ILP (HiGHS) against the dense DP: two solvers that share no code must agree on the optimum
-//! and on feasibility, and `verify` must accept what the ILP returns. Also the status mapping of
+//! The ILP (HiGHS) against the dense DP and the fast DP: solvers that share no code must agree on
+//! the optimum and on feasibility, and `verify` must accept what each returns. Also the status mapping of
 //! the ILP (infeasible, limits, loosened gaps) and HiGHS's per-thread thread pool.
 #![cfg(feature = "highs")]
 
@@ -7,7 +7,7 @@ mod common;
 
 use proptest::prelude::*;
 use stsfair::solution::objectives_agree;
-use stsfair::{DenseDp, Fairness, Ilp, Instance, JobSpec, SolveError, Solver, Status, verify};
+use stsfair::{DenseDp, Dp, Fairness, Ilp, Instance, JobSpec, SolveError, Solver, Status, verify};
 
 fn assert_agree(instance: &Instance, ilp: &Ilp) {
     let dp = DenseDp::default()
@@ -15,6 +15,12 @@ fn assert_agree(instance: &Instance, ilp: &Ilp) {
         .expect("the dense DP solves small instances");
     let got = ilp.solve(instance).expect("the ILP solves small instances");
     verify(instance, &got).expect("verify accepts the ILP's answer");
+    let fast = Dp::default().solve(instance).expect("the fast DP solves small instances");
+    verify(instance, &fast).expect("verify accepts the fast DP's answer");
+    assert_eq!(fast.objective.is_some(), got.objective.is_some(), "fast dp {:?} vs ilp {:?}", fast.status, got.status);
+    if let (Some(a), Some(b)) = (fast.objective, got.objective) {
+        assert!(objectives_agree(a, b), "fast dp {a} vs ilp {b}, instance {}", instance.to_json());
+    }
     match (&dp.status, &got.status) {
         (Status::Infeasible { .. }, Status::Infeasible { reason }) => assert!(!reason.is_empty()),
         (Status::Optimal, Status::Optimal) => {
@@ -39,6 +45,24 @@ proptest! {
     #[test]
     fn ilp_matches_dense_dp(instance in common::instance(common::Shape::SMALL)) {
         assert_agree(&instance, &Ilp::default());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    /// Rounds larger than the other tests', made of a few jobs copied up to 40 times on up to 12
+    /// GPUs per type (classes the LP splits between tied choices): fast DP against the ILP.
+    #[test]
+    fn fast_dp_matches_ilp_on_many_copies(instance in common::repeated(
+        common::Shape { max_jobs: 0, max_types: 3, max_count: 12, max_workers: 3 }, 40)) {
+        let ilp = Ilp::default().solve(&instance).unwrap();
+        let fast = Dp::default().solve(&instance).unwrap();
+        verify(&instance, &fast).unwrap();
+        prop_assert_eq!(fast.objective.is_some(), ilp.objective.is_some());
+        if let (Some(a), Some(b)) = (fast.objective, ilp.objective) {
+            prop_assert!(objectives_agree(a, b), "fast dp {} vs ilp {}", a, b);
+        }
     }
 }
 

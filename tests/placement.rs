@@ -303,3 +303,36 @@ fn co_runners_by_hand() {
     assert_eq!(p.gpus_of("b"), p.gpus_of("e"));
     assert_eq!(p.gpus_of("c"), p.gpus_of("a"));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Staying costs nothing when the round repeats: the same requests, the same model and the
+    /// previous placement give a placement no worse in (conflicts, slowdown), and one that moves
+    /// nobody unless it is strictly better.
+    #[test]
+    fn the_same_round_again_with_a_model_moves_only_to_improve(
+        types in proptest::collection::vec((0..LADDERS.len(), 0u32..5), 1..4),
+        draws in proptest::collection::vec((0usize..4, 0usize..4, 1u32..4), 0..30),
+        values in proptest::collection::vec(any::<u8>(), 1..64),
+    ) {
+        let types = cluster(&types);
+        let reqs = requests(&types, &draws, "j");
+        let ids: Vec<String> = reqs.iter().map(|r| r.job.clone()).collect();
+        let model = table(&ids, &values);
+        let first = place(&types, &reqs, None, &model).unwrap();
+        let again = place(&types, &reqs, Some(&first), &model).unwrap();
+        check_placement(&types, &reqs, &again, Some(&first), &model);
+        let eps = 1e-9 * first.slowdown.abs().max(1.0);
+        prop_assert!(again.conflicts <= first.conflicts);
+        if again.conflicts == first.conflicts {
+            prop_assert!(again.slowdown <= first.slowdown + eps, "{} > {}", again.slowdown, first.slowdown);
+        }
+        if again.migrations > 0 {
+            prop_assert!(
+                again.conflicts < first.conflicts || again.slowdown < first.slowdown,
+                "{} migrations for nothing", again.migrations
+            );
+        }
+    }
+}

@@ -153,11 +153,14 @@ fn a_lone_job_runs_at_its_best_speed() {
     }
 }
 
+/// The run stops at the end of the round in which the window's last job finished (Gavel's
+/// `jobs_to_complete`): jobs still running then stay unfinished. With 40 jobs at 8 jobs/h a
+/// long window job (job 14 needs about a day) can outlive every later job, so the workload here
+/// keeps arriving for longer than the window's jobs run.
 #[test]
-#[ignore = "known defect, open: the engine keeps simulating after the window's last job finished"]
 fn window_limits_the_metrics_and_the_run() {
     let table = table();
-    let jobs = generated(&table, 40, 8.0, 5);
+    let jobs = generated(&table, 200, 8.0, 5);
     let config = SimConfig { window: Some((5, 14)), ..SimConfig::default() };
     let r = run(&table, "v100=4,p100=4,k80=4", &jobs, "fifo", &config);
     let m = Metrics::new(&r, 1.0);

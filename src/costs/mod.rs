@@ -15,6 +15,9 @@
 //! - [`slots`] turns a model into throughputs for slots of any size (the power-law extrapolation
 //!   documented in `docs/costs.md`).
 //! - [`predictor`] learns the unmeasured pairs and evaluates itself on held-out pairs.
+//! - [`slowdown`] hands any of these models to placement ([`JobSlowdowns`], a
+//!   [`crate::placement::CoLocation`] over job ids), so that the round scheduler chooses
+//!   co-runners by the measured (or predicted) slowdowns.
 //!
 //! Throughputs are steps (iterations) per second of the whole job, as Gavel reports them; the
 //! instance's `sec_per_iter` is their reciprocal.
@@ -26,9 +29,11 @@ use ndarray::{Array2, Array3};
 pub mod gavel;
 pub mod predictor;
 pub mod slots;
+pub mod slowdown;
 
 pub use gavel::GavelThroughputs;
 pub use predictor::{HoldoutReport, LearnedPredictor, Learner, PredictorConfig};
+pub use slowdown::JobSlowdowns;
 
 /// An invalid cost input, or a model that could not be built from it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -97,6 +102,14 @@ pub enum CostError {
         stage: &'static str,
         /// The library's message.
         message: String,
+    },
+    /// A job id was given a job type the cost inputs do not have.
+    #[error("job {job:?}: job type {job_type} is not in the cost inputs")]
+    UnknownJobType {
+        /// The job id.
+        job: String,
+        /// The job type, in Gavel's key form.
+        job_type: String,
     },
     /// A parameter out of its range.
     #[error("{name} {rule} (got {got})")]
@@ -421,6 +434,19 @@ pub trait CoLocationModel {
         let mut values: Vec<f64> =
             inputs.single_gpu_jobs_on(gpu).filter_map(|o| self.pair_throughput(gpu, job, o)).collect();
         median(&mut values)
+    }
+}
+
+/// A boxed model, such as the one [`predictor::complete`] returns, is a model too.
+impl<T: CoLocationModel + ?Sized> CoLocationModel for Box<T> {
+    fn inputs(&self) -> &CostInputs {
+        (**self).inputs()
+    }
+    fn pair_throughput(&self, gpu: usize, job: usize, other: usize) -> Option<f64> {
+        (**self).pair_throughput(gpu, job, other)
+    }
+    fn method(&self) -> &str {
+        (**self).method()
     }
 }
 

@@ -62,7 +62,8 @@ pub struct Placement {
     /// Fraction of each listed GPU this placement occupies (1 for whole GPUs, a slot's share of
     /// the units under spatial sharing). The fractions of one GPU sum to at most 1.
     pub fraction: f64,
-    /// Steps/s of each job in this placement (its co-located throughput when it shares).
+    /// Steps/s of each job in this placement (its co-located throughput when it shares); 0 for a
+    /// job that cannot run so, which then makes no progress this round.
     pub throughputs: Vec<f64>,
 }
 
@@ -121,6 +122,11 @@ pub trait Scheduler {
     /// Share of placements that kept their GPUs from the previous round (0 when not tracked).
     fn lease_extension_share(&self) -> f64 {
         0.0
+    }
+    /// Solver calls answered by a fallback solver because the configured one refused the
+    /// problem as too large (0 for policies without one).
+    fn solver_fallbacks(&self) -> u64 {
+        0
     }
 }
 
@@ -204,8 +210,10 @@ impl<'a> Simulation<'a> {
         let mut busy = 0.0_f64;
         let mut idle_plans = 0u32;
         let name = scheduler.name();
-        let mut placed_scratch = vec![false; n];
-        let mut used_scratch: Vec<Vec<f64>> = self.cluster.types.iter().map(|t| vec![0.0; t.count as usize]).collect();
+        let mut scratch = CheckScratch {
+            placed: vec![false; n],
+            used: self.cluster.types.iter().map(|t| vec![0.0; t.count as usize]).collect(),
+        };
 
         while finished_in_window < window_jobs {
             let before = now;
@@ -267,7 +275,7 @@ impl<'a> Simulation<'a> {
             let idle = !ran && next >= n;
             let state = self.state(now, &steps_done, &active, idle);
             let placements = scheduler.plan(&state)?;
-            self.check(&name, now, &placements, &added_at, &completion, &mut placed_scratch, &mut used_scratch)?;
+            self.check(&name, now, &placements, (&added_at, &completion), &mut scratch)?;
             if placements.is_empty() && next >= n {
                 idle_plans += 1;
                 if idle_plans >= 3 {
@@ -284,7 +292,9 @@ impl<'a> Simulation<'a> {
                     let thr = p.throughputs[i];
                     // Gavel runs whole steps: floor(throughput * round), capped by what is left.
                     let s = (thr * round).floor().min(self.jobs[j].total_steps - steps_done[j]).max(0.0);
-                    finish = finish.max(now + s / thr);
+                    if s > 0.0 {
+                        finish = finish.max(now + s / thr);
+                    }
                     steps.push(s);
                 }
                 running.push(Run { placement: p, steps, finish });
@@ -326,6 +336,7 @@ impl<'a> Simulation<'a> {
             wall_seconds: 0.0,
             utilization: if span > 0.0 && gpus > 0.0 { busy / (span * gpus) } else { 0.0 },
             lease_extension_share: scheduler.lease_extension_share(),
+            solver_fallbacks: scheduler.solver_fallbacks(),
         })
     }
 
@@ -379,22 +390,63 @@ impl<'a> Simulation<'a> {
 
     /// Rejects placements that break the cluster: unknown or finished jobs, a job placed twice,
     /// a GPU index out of range, GPUs shared beyond their capacity, the wrong number of GPUs,
-    /// non-positive throughputs.
+    /// negative or non-finite throughputs.
     ///
-    /// `placed` (one flag per job) and `used` (per type, per GPU) are all-false / all-zero
-    /// scratch buffers, left so on return. O(P) for P placements.
-    #[allow(clippy::too_many_arguments)]
+    /// `scratch` holds all-false / all-zero buffers and is left so on return. O(P) for P
+    /// placements.
     fn check(
         &self,
         policy: &str,
         now: f64,
         placements: &[Placement],
-        added_at: &[Option<f64>],
-        completion: &[Option<f64>],
-        placed: &mut [bool],
-        used: &mut [Vec<f64>],
+        ledger: (&[Option<f64>], &[Option<f64>]),
+        scratch: &mut CheckScratch,
     ) -> Result<(), SimError> {
-        let result = self.check_into(policy, now, placements, added_at, completion, placed, used);
+        let (added_at, completion) = ledger;
+        let CheckScratch { placed, used } = scratch;
+        let bad = |reason: String| SimError::InvalidPlacement { policy: policy.to_string(), time: now, reason };
+        let result = 'check: {
+            for p in placements {
+                let Some(t) = self.cluster.types.get(p.gpu_type) else {
+                    break 'check Err(bad(format!("gpu type index {} out of range", p.gpu_type)));
+                };
+                if p.jobs.is_empty() || p.throughputs.len() != p.jobs.len() {
+                    break 'check Err(bad("a placement needs one throughput per job".into()));
+                }
+                if !(p.fraction > 0.0 && p.fraction <= 1.0) {
+                    break 'check Err(bad(format!("fraction {} must lie in (0, 1]", p.fraction)));
+                }
+                for (i, &j) in p.jobs.iter().enumerate() {
+                    if j >= self.jobs.len() || completion[j].is_some() || added_at[j].is_none() {
+                        break 'check Err(bad(format!("job {j} is not active")));
+                    }
+                    if std::mem::replace(&mut placed[j], true) {
+                        break 'check Err(bad(format!("job {j} placed twice")));
+                    }
+                    if self.jobs[j].scale_factor as usize != p.gpus.len() {
+                        break 'check Err(bad(format!(
+                            "job {j} needs {} gpus, placement has {}",
+                            self.jobs[j].scale_factor,
+                            p.gpus.len()
+                        )));
+                    }
+                    if !(p.throughputs[i].is_finite() && p.throughputs[i] >= 0.0) {
+                        break 'check Err(bad(format!("job {j} has throughput {}", p.throughputs[i])));
+                    }
+                }
+                for &g in &p.gpus {
+                    let Some(u) = used[p.gpu_type].get_mut(g as usize) else {
+                        break 'check Err(bad(format!("gpu {g} of {} out of range", t.name)));
+                    };
+                    *u += p.fraction;
+                    if *u > 1.0 + 1e-9 {
+                        break 'check Err(bad(format!("gpu {g} of {} over-full", t.name)));
+                    }
+                }
+            }
+            Ok(())
+        };
+        // Reset what the placements touched (also after an early error).
         for p in placements {
             for &j in &p.jobs {
                 if let Some(f) = placed.get_mut(j) {
@@ -411,57 +463,12 @@ impl<'a> Simulation<'a> {
         }
         result
     }
+}
 
-    #[allow(clippy::too_many_arguments)]
-    fn check_into(
-        &self,
-        policy: &str,
-        now: f64,
-        placements: &[Placement],
-        added_at: &[Option<f64>],
-        completion: &[Option<f64>],
-        placed: &mut [bool],
-        used: &mut [Vec<f64>],
-    ) -> Result<(), SimError> {
-        let bad = |reason: String| SimError::InvalidPlacement { policy: policy.to_string(), time: now, reason };
-        for p in placements {
-            let Some(t) = self.cluster.types.get(p.gpu_type) else {
-                return Err(bad(format!("gpu type index {} out of range", p.gpu_type)));
-            };
-            if p.jobs.is_empty() || p.throughputs.len() != p.jobs.len() {
-                return Err(bad("a placement needs one throughput per job".into()));
-            }
-            if !(p.fraction > 0.0 && p.fraction <= 1.0) {
-                return Err(bad(format!("fraction {} must lie in (0, 1]", p.fraction)));
-            }
-            for (i, &j) in p.jobs.iter().enumerate() {
-                if j >= self.jobs.len() || completion[j].is_some() || added_at[j].is_none() {
-                    return Err(bad(format!("job {j} is not active")));
-                }
-                if std::mem::replace(&mut placed[j], true) {
-                    return Err(bad(format!("job {j} placed twice")));
-                }
-                if self.jobs[j].scale_factor as usize != p.gpus.len() {
-                    return Err(bad(format!(
-                        "job {j} needs {} gpus, placement has {}",
-                        self.jobs[j].scale_factor,
-                        p.gpus.len()
-                    )));
-                }
-                if !(p.throughputs[i].is_finite() && p.throughputs[i] > 0.0) {
-                    return Err(bad(format!("job {j} has throughput {}", p.throughputs[i])));
-                }
-            }
-            for &g in &p.gpus {
-                let Some(u) = used[p.gpu_type].get_mut(g as usize) else {
-                    return Err(bad(format!("gpu {g} of {} out of range", t.name)));
-                };
-                *u += p.fraction;
-                if *u > 1.0 + 1e-9 {
-                    return Err(bad(format!("gpu {g} of {} over-full", t.name)));
-                }
-            }
-        }
-        Ok(())
-    }
+/// Scratch buffers of [`Simulation::check`]: per job whether it is placed, per type and GPU the
+/// fraction used.
+#[derive(Debug)]
+struct CheckScratch {
+    placed: Vec<bool>,
+    used: Vec<Vec<f64>>,
 }

@@ -24,14 +24,19 @@
 //!   0: the mechanism is work-conserving on the fastest types first.
 //! - A placement keeps its previous GPUs when they are free (lease extension); the execution time
 //!   credited to an entry is its finish minus the end of the previous round.
+//! - With space sharing, the allocation sees estimated pair throughputs until a pair has run on
+//!   a type ([`GavelRounds::with_pair_estimates`]); placed jobs always run at the measured ones.
 //!
 //! Cost per round: O(E K + V log E) for E entries (jobs, plus pairs with space sharing), K types
 //! and V entries visited before the types are full,
 //! plus the allocation policy's solve at resets.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use super::engine::{Placement, RoundReport, Scheduler, SimState};
 use super::SimError;
@@ -81,9 +86,9 @@ pub struct AllocationInput<'a> {
 /// Fractions of time per entry and type, aligned with the input's jobs and pairs.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Allocation {
-    /// X[job][type].
+    /// `X[job][type]`.
     pub jobs: Vec<Vec<f64>>,
-    /// X[pair][type].
+    /// `X[pair][type]`.
     pub pairs: Vec<Vec<f64>>,
 }
 
@@ -143,8 +148,11 @@ struct Entry {
     priority: Vec<f64>,
     deficit: Vec<f64>,
     time: Vec<f64>,
-    /// Steps/s per type of the first and second job (second 0 for a single job).
+    /// Steps/s per type of the first and second job (second 0 for a single job), as the
+    /// scheduler believes them (estimated for pairs that never ran, see [`Estimator`]).
     throughput: Vec<(f64, f64)>,
+    /// What the jobs really run at.
+    oracle: Vec<(f64, f64)>,
     /// X per type from the latest allocation; `None` when the entry did not exist then.
     allocation: Option<Vec<f64>>,
     /// Type and GPUs (offset and length in [`GavelRounds`]'s arena) of the previous round, when
@@ -159,6 +167,48 @@ impl Entry {
             None => a > 0.0,
             Some(_) => a > 0.0 && b > 0.0,
         }
+    }
+}
+
+/// Gavel's throughput estimator as its simulator driver runs it (`--profiling_percentage` 0,
+/// the default of `simulate_scheduler_with_generated_jobs.py`, which turns estimation on for
+/// every packing policy): no pair is profiled, so the matrix completion has nothing to go on
+/// and each arriving job is matched to a reference job type drawn uniformly at random
+/// (`ThroughputEstimator.match_job_to_reference_job`). The scheduler then believes a pair of
+/// jobs a, b with references A, B runs at (pair(A, B) / solo(A) * solo(a),
+/// pair(B, A) / solo(B) * solo(b)) until the pair has run on a type, after which it knows the
+/// measured value there (`Scheduler._update_throughput`). Only single-GPU jobs are estimated.
+#[derive(Debug, Clone)]
+struct Estimator {
+    rng: ChaCha8Rng,
+    /// Job id -> its reference job type (table index).
+    reference: HashMap<usize, usize>,
+}
+
+impl Estimator {
+    fn arrive(&mut self, id: usize, state: &SimState<'_>) {
+        if state.jobs[id].scale_factor != 1 {
+            return;
+        }
+        let singles: Vec<usize> =
+            (0..state.table.job_types().len()).filter(|&j| state.table.job_types()[j].scale_factor == 1).collect();
+        if singles.is_empty() {
+            return;
+        }
+        let r = singles[self.rng.random_range(0..singles.len())];
+        self.reference.insert(id, r);
+    }
+
+    /// The believed throughputs of jobs a, b sharing type k, if both have references.
+    fn pair(&self, a: usize, b: usize, k: usize, state: &SimState<'_>) -> Option<(f64, f64)> {
+        let (ra, rb) = (*self.reference.get(&a)?, *self.reference.get(&b)?);
+        let (w, table) = (state.cluster.types[k].worker, state.table);
+        // The reference pair's slowdown, applied to the job's own solo throughput.
+        let ratio = |x: usize, y: usize| {
+            let solo = table.solo(w, x);
+            if solo > 0.0 { (table.pair(w, x, y).0 / solo).clamp(0.0, 1.0) } else { 0.0 }
+        };
+        Some((ratio(ra, rb) * state.solo(a, k), ratio(rb, ra) * state.solo(b, k)))
     }
 }
 
@@ -202,6 +252,7 @@ pub struct GavelRounds<P> {
     arena: Vec<u32>,
     scratch: Scratch,
     previous_end: Option<f64>,
+    estimator: Option<Estimator>,
     solver_seconds: f64,
     extensions: u64,
     opportunities: u64,
@@ -225,11 +276,21 @@ impl<P: AllocationPolicy> GavelRounds<P> {
             arena: Vec::new(),
             scratch: Scratch::default(),
             previous_end: None,
+            estimator: None,
             solver_seconds: 0.0,
             extensions: 0,
             opportunities: 0,
             allocations: 0,
         }
+    }
+
+    /// Estimates the co-located throughputs of pairs that have not run yet as Gavel's simulator
+    /// does by default, drawing reference job types from `seed`: each job is matched to a random
+    /// reference type, and a pair that has not run on a type is believed to run at its
+    /// references' measured slowdowns applied to its own solo throughputs (the module's notes).
+    pub fn with_pair_estimates(mut self, seed: u64) -> GavelRounds<P> {
+        self.estimator = Some(Estimator { rng: ChaCha8Rng::seed_from_u64(seed), reference: HashMap::new() });
+        self
     }
 
     /// How many times the allocation was computed.
@@ -334,9 +395,13 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             deficit: vec![0.0; k],
             time: vec![self.credit; k],
             throughput: (0..k).map(|t| (state.solo(id, t), 0.0)).collect(),
+            oracle: (0..k).map(|t| (state.solo(id, t), 0.0)).collect(),
             allocation: None,
             previous: None,
         });
+        if let Some(est) = self.estimator.as_mut() {
+            est.arrive(id, state);
+        }
         if self.policy.packing() {
             // Gavel pairs the new job with every active job of the same scale factor, in arrival
             // order, and starts their time at 0 (not at the credit).
@@ -348,7 +413,10 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                     priority: vec![0.0; k],
                     deficit: vec![0.0; k],
                     time: vec![0.0; k],
-                    throughput: (0..k).map(|t| state.pair(a, b, t)).collect(),
+                    throughput: (0..k)
+                        .map(|t| self.estimator.as_ref().and_then(|e| e.pair(a, b, t, state)).unwrap_or(state.pair(a, b, t)))
+                        .collect(),
+                    oracle: (0..k).map(|t| state.pair(a, b, t)).collect(),
                     allocation: None,
                     previous: None,
                 });
@@ -360,6 +428,9 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
 
     fn job_finished(&mut self, id: usize, _state: &SimState<'_>) {
         self.entries.retain(|e| e.combo.0 != id && e.combo.1 != Some(id));
+        if let Some(est) = self.estimator.as_mut() {
+            est.reference.remove(&id);
+        }
         self.need_update = true;
     }
 
@@ -370,6 +441,10 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
         self.previous_end = Some(report.end);
         for (run, &at) in report.runs.iter().zip(&self.planned) {
             let p = &run.placement;
+            // Once a pair has run on a type, Gavel knows its true throughput there.
+            if let Some(e) = self.entries.get_mut(at) {
+                e.throughput[p.gpu_type] = e.oracle[p.gpu_type];
+            }
             let elapsed = run.finish - start;
             let failed = elapsed <= 0.0
                 || p.jobs.iter().zip(&run.steps).any(|(&j, &s)| s <= 0.0 && state.remaining(j) + s > 0.0);
@@ -462,7 +537,7 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             s.taken.clear();
             s.taken.resize(state.cluster.types[k].count as usize, false);
             let mut list = std::mem::take(&mut s.chosen[k]);
-            list.sort_by(|a, b| b.1.cmp(&a.1));
+            list.sort_by_key(|c| std::cmp::Reverse(c.1));
             s.gpus_of.clear();
             s.gpus_of.resize(list.len(), None);
             let mut cursor = 0usize;
@@ -505,14 +580,17 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                 let Some((at, len)) = s.gpus_of[slot] else { continue };
                 let gpus = &s.arena[at..at + len];
                 let e = &self.entries[i];
+                // Jobs run at their true speed, whatever the scheduler believed; a pair that
+                // cannot share runs no step and wastes its GPU for the round, as in Gavel.
                 let (jobs, throughputs) = match e.combo {
-                    (a, None) => (vec![a], vec![e.throughput[k].0]),
-                    (a, Some(b)) => (vec![a, b], vec![e.throughput[k].0, e.throughput[k].1]),
+                    (a, None) => (vec![a], vec![e.oracle[k].0]),
+                    (a, Some(b)) => (vec![a, b], vec![e.oracle[k].0, e.oracle[k].1]),
                 };
-                if let Some((pk, offset, plen)) = e.previous {
-                    if pk == k && self.arena[offset..offset + plen] == *gpus {
-                        self.extensions += 1;
-                    }
+                if let Some((pk, offset, plen)) = e.previous
+                    && pk == k
+                    && self.arena[offset..offset + plen] == *gpus
+                {
+                    self.extensions += 1;
                 }
                 s.next_previous.push((i, k, at, len));
                 self.planned.push(i);

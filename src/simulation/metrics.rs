@@ -13,7 +13,13 @@
 //!   Chiu and Hawe, DEC-TR-301, 1984); 1 when every job got the same multiple of its share.
 //! - `share_meeting_lambda`: the fraction of jobs with s_j >= lambda, i.e. that received at least
 //!   lambda times their equal share on average over their life.
-//! - `solver_seconds_per_round`, `seconds`: solver time per round and wall time of the run.
+//! - `solver_seconds_per_round`, `seconds`: solver time per round and wall time of the run;
+//!   `solver_fallbacks`: round-problem solves that the configured solver refused as too large and
+//!   the ILP answered (`sts` only).
+//! - `avg_jct_bound_h`, `makespan_bound_h`: what no policy can beat, every job alone on its
+//!   fastest GPU type from its arrival on (a co-located job runs no faster than alone): the mean
+//!   of steps / best solo throughput, and the latest arrival + that time, from the window's start.
+//!   They show how much room a workload leaves a scheduler.
 //!
 //! All are O(n) (the median O(n log n)) over the window's n jobs.
 
@@ -52,6 +58,13 @@ pub struct Metrics {
     pub rounds: u64,
     /// Busy GPU time over available GPU time in the window.
     pub utilization: f64,
+    /// Solver calls answered by the fallback solver.
+    pub solver_fallbacks: u64,
+    /// Mean over the window of the job's time alone on its fastest type, hours.
+    pub avg_jct_bound_h: f64,
+    /// Latest (arrival + time alone on its fastest type) of the window, from the window's
+    /// start, hours.
+    pub makespan_bound_h: f64,
 }
 
 impl Metrics {
@@ -75,6 +88,8 @@ impl Metrics {
         let sum: f64 = service.iter().sum();
         let squares: f64 = service.iter().map(|s| s * s).sum();
         let makespan = (result.window_end - result.window_start) / 3600.0;
+        let alone: Vec<f64> = window.iter().map(|j| j.total_steps / j.best_throughput).collect();
+        let latest = window.iter().zip(&alone).map(|(j, t)| j.arrival + t).fold(f64::NEG_INFINITY, f64::max);
         Metrics {
             policy: result.policy.clone(),
             jobs: window.len(),
@@ -90,6 +105,9 @@ impl Metrics {
             seconds: result.wall_seconds,
             rounds: result.rounds,
             utilization: result.utilization,
+            solver_fallbacks: result.solver_fallbacks,
+            avg_jct_bound_h: mean(&alone) / 3600.0,
+            makespan_bound_h: (latest - result.window_start) / 3600.0,
         }
     }
 }

@@ -270,6 +270,8 @@ pub struct SimResult {
     /// Placements that kept all of their GPUs from the previous round, over placements of jobs
     /// that ran in the previous round too.
     pub lease_extension_share: f64,
+    /// Solver calls answered by a fallback solver ([`engine::Scheduler::solver_fallbacks`]).
+    pub solver_fallbacks: u64,
 }
 
 /// What happened to one job.

@@ -135,11 +135,12 @@ impl ThroughputTable {
             for a in 0..n {
                 for b in 0..n {
                     let slot = (wi * n + a) * n + b;
-                    if self.jobs[a].scale_factor == self.jobs[b].scale_factor && self.pair[slot].is_none() {
-                        if let Some((x, y)) = predict(wi, a, b) {
-                            self.pair[slot] = Some((x.max(0.0), y.max(0.0)));
-                            self.predicted += 1;
-                        }
+                    if self.jobs[a].scale_factor == self.jobs[b].scale_factor
+                        && self.pair[slot].is_none()
+                        && let Some((x, y)) = predict(wi, a, b)
+                    {
+                        self.pair[slot] = Some((x.max(0.0), y.max(0.0)));
+                        self.predicted += 1;
                     }
                 }
             }

@@ -180,10 +180,10 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceJob>, TraceError> {
             continue;
         }
         let job = parse_line(i + 1, raw.strip_suffix('\r').unwrap_or(raw))?;
-        if let Some(prev) = jobs.last() {
-            if job.arrival < prev.arrival {
-                return Err(TraceError::Unsorted { line: i + 1, arrival: job.arrival, previous: prev.arrival });
-            }
+        if let Some(prev) = jobs.last()
+            && job.arrival < prev.arrival
+        {
+            return Err(TraceError::Unsorted { line: i + 1, arrival: job.arrival, previous: prev.arrival });
         }
         jobs.push(job);
     }
@@ -238,7 +238,7 @@ mod tests {
         assert_eq!(job.scale_factor, 1);
         assert_eq!(job.slo, None);
         assert_eq!(job.arrival, 195.5);
-        let again = parse_trace(&write_trace(&[job.clone()])).unwrap();
+        let again = parse_trace(&write_trace(std::slice::from_ref(&job))).unwrap();
         assert_eq!(again, vec![job]);
     }
 

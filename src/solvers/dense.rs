@@ -45,7 +45,7 @@ impl DenseDp {
             }
         }
         let dims = (0..k)
-            .map(|t| if grain[t] == 0 { 1 } else { problem.capacity[t] / grain[t] + 1 })
+            .map(|t| problem.capacity[t].checked_div(grain[t]).map_or(1, |cells| cells + 1))
             .collect();
         (grain, dims)
     }
@@ -69,7 +69,8 @@ impl Solver for DenseDp {
         if bytes > u128::from(self.max_bytes) {
             return Err(SolveError::TooLarge {
                 solver: "dp-dense",
-                what: "bytes",
+                // A count that saturated 128 bits is a lower bound, not a figure.
+                what: if bytes == u128::MAX { "bytes (at least; the count overflows 128 bits)" } else { "bytes" },
                 needed: bytes,
                 limit: u128::from(self.max_bytes),
                 hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",

@@ -7,33 +7,33 @@
 //! Pisinger, *Knapsack Problems*, 2004, chapters 5 and 11), it combines:
 //!
 //! 1. **Aggregation.** Jobs with identical admissible options (same type, units and value) form a
-//!    class with a count; the relaxation and the greedy work per class, so 100,000 jobs of 26
-//!    Gavel job types cost hundreds of classes, not 100,000 jobs.
+//!    class with a count; everything below works per class, so 10,000 jobs of 26 Gavel job types
+//!    are about a hundred classes, and 1,000 copies of one job are one.
 //! 2. **Lagrangian (LP) bound.** For multipliers mu_k >= 0 (one per GPU type),
-//!    L(mu) = sum_k mu_k C_k + sum_j max_q rc_j(q), rc_j(q) = v_q - mu_(k(q)) * units_q
-//!    (idle: rc = 0, only if the job may idle) bounds every solution from above. mu is chosen by
-//!    coordinate descent with exact line minimization; for this structure min L(mu) equals the
-//!    LP relaxation (the subproblem has integral vertices).
-//! 3. **Incumbent.** A greedy at mu (forced jobs first, then by reduced cost), followed by an
-//!    upgrade pass, gives a feasible value LB.
-//! 4. **Reduced-cost fixing.** Any solution x satisfies
+//!    L(mu) = sum_k mu_k C_k + sum_c n_c max_q rc(q), rc(q) = v_q - mu_(k(q)) * units_q
+//!    (idle: rc = 0, only if the job may idle) bounds every solution from above. mu minimizes L
+//!    by exact line searches (upper envelopes of lines, weighted selection of the breakpoints);
+//!    for this structure min L(mu) equals the LP relaxation.
+//! 3. **Reduced-cost fixing and gap deepening.** Any solution x satisfies
 //!    V(x) = L(mu) - sum_j delta_j(x_j) - mu . slack(x), with delta_j = max rc_j - rc_j(x_j) >= 0,
-//!    so a solution better than LB uses only choices with delta_j <= G = L(mu) - LB. Jobs left
-//!    with one such choice are fixed; the others form the core.
-//! 5. **Sparse DP over the core** with states = units used per touched type, one state per unit
-//!    vector (dominance: the larger value wins), pruned by capacity and by the bound
-//!    V + sum_rem max rc + sum_k mu_k * min(residual_k, max units the rest can add on k) < LB.
-//!    Reconstruction keeps 5 bytes per state (parent, choice), not the layers' values.
+//!    so a solution worth >= L - g uses only choices with delta <= g. The DP runs with floor
+//!    L - g for g = 1e-9 |L|, 4g, 16g, ... until a run finds a solution, which is then optimal;
+//!    the last run uses a greedy's value as the floor.
+//! 4. **Class DP over the core.** One layer per undecided class, a transition is a count vector
+//!    (how many of the class's jobs take each kept choice), states are unit vectors over the
+//!    types that can bind (dominance: the larger value wins), pruned by capacity and by the
+//!    Lagrangian bound of the remaining classes at several probe multipliers.
 //!
-//! Every pruning rule removes only states whose every completion is worth less than LB (proof
-//! in docs/solver.md), so the answer is the optimum. Worst case: the core is all jobs and the
-//! states are the whole grid, the dense DP's O(n * prod_k (C_k + 1) * |O|) time; the guard
+//! Every pruning rule removes only states whose every completion is worth less than the floor
+//! (proofs in docs/solver.md), so the answer is the optimum. Worst case: the core is all classes
+//! and the states are the whole grid, the dense DP's O(n * prod_k (C_k + 1) * |O|) time; the guard
 //! refuses a layer past [`Dp::max_states`] instead of exhausting memory.
-//! Typical case: O(N |O| log(1/eps) K passes) for the bound on N classes, plus a DP over a core
-//! of tens to hundreds of jobs.
+//! Typical case: O(P 3^K sum |Q_c|^2) for the bound, plus a few DP runs over a core of a few
+//! classes (measured figures in docs/performance.md).
 
-use std::collections::HashMap;
 use std::time::Instant;
+
+use rustc_hash::FxHashMap;
 
 use super::{SolveError, Solver, infeasible_reason};
 use crate::formulation::RoundProblem;
@@ -44,8 +44,8 @@ use crate::solution::{Assignment, Solution, Status};
 pub struct Dp {
     /// Largest number of states one DP layer may hold before the solver gives up with
     /// [`SolveError::TooLarge`] (default 4,000,000, about 100 bytes each while a layer is built);
-    /// all layers together may hold five times
-    /// as many (5 bytes each for reconstruction), so the solver stays under about 1 GiB.
+    /// the layers of one run together may hold five times as many (their parent and count
+    /// vector are kept for reconstruction), so the solver stays under about 1 GiB.
     pub max_states: usize,
 }
 
@@ -87,7 +87,7 @@ fn choices_of(problem: &RoundProblem, j: usize) -> Vec<Choice> {
 }
 
 fn classes(problem: &RoundProblem) -> Vec<Class> {
-    let mut index: HashMap<Vec<(usize, u32, u64, u64)>, usize> = HashMap::new();
+    let mut index: FxHashMap<Vec<(usize, u32, u64, u64)>, usize> = FxHashMap::default();
     let mut out: Vec<Class> = Vec::new();
     for j in 0..problem.jobs.len() {
         let choices = choices_of(problem, j);
@@ -117,83 +117,181 @@ fn best_rc(choices: &[Choice], mu: &[f64]) -> f64 {
     choices.iter().map(|c| rc(c, mu)).fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// L(mu), and whether it is finite (a class with no choice makes it -inf, never happens for
-/// valid problems since forced jobs have options).
-fn lagrangian(classes: &[Class], capacity: &[u64], mu: &[f64]) -> f64 {
-    let mut l: f64 = mu.iter().zip(capacity).map(|(m, &c)| m * c as f64).sum();
-    for cl in classes {
-        if !cl.choices.is_empty() {
-            l += cl.jobs.len() as f64 * best_rc(&cl.choices, mu);
-        }
-    }
-    l
+/// The classes' choices flattened for the bound's inner loops (structure of arrays). Idle is a
+/// choice on the pseudo-type K, whose price and direction are always 0.
+struct Flat {
+    k: usize,
+    /// Class c's choices are `start[c]..start[c + 1]`.
+    start: Vec<usize>,
+    gpu: Vec<usize>,
+    units: Vec<f64>,
+    value: Vec<f64>,
+    /// Jobs per class.
+    count: Vec<f64>,
+    capacity: Vec<f64>,
 }
 
-/// Right derivative of L at `mu` along direction `d`: sum_k d_k C_k - sum_j d . u_j, where u_j
-/// is the unit vector of j's maximizing choice at mu + eps d (among ties, the one with the
-/// largest d . u, which is the one that stays maximal as t grows).
-fn slope(classes: &[Class], capacity: &[u64], mu: &[f64], d: &[f64]) -> f64 {
-    let mut s: f64 = d.iter().zip(capacity).map(|(x, &c)| x * c as f64).sum();
-    for cl in classes {
-        let mut best = f64::NEG_INFINITY;
-        let mut du = 0.0;
-        for c in &cl.choices {
-            let r = rc(c, mu);
-            let u = c.gpu.map_or(0.0, |g| d[g] * c.units as f64);
-            if r > best || (r == best && u > du) {
-                best = r;
-                du = u;
+impl Flat {
+    fn new(classes: &[Class], capacity: &[u64]) -> Flat {
+        let k = capacity.len();
+        let mut f = Flat {
+            k,
+            start: vec![0],
+            gpu: Vec::new(),
+            units: Vec::new(),
+            value: Vec::new(),
+            count: Vec::new(),
+            capacity: capacity.iter().map(|&c| c as f64).collect(),
+        };
+        for cl in classes {
+            for c in &cl.choices {
+                f.gpu.push(c.gpu.unwrap_or(k));
+                f.units.push(c.units as f64);
+                f.value.push(c.value);
+            }
+            f.start.push(f.gpu.len());
+            f.count.push(cl.jobs.len() as f64);
+        }
+        f
+    }
+
+    /// L(mu) = sum_k mu_k C_k + sum_c n_c max_q rc_q (Lemma 1 of docs/solver.md).
+    fn lagrangian(&self, mu: &[f64]) -> f64 {
+        let mut price = mu.to_vec();
+        price.push(0.0);
+        let mut l: f64 = mu.iter().zip(&self.capacity).map(|(m, c)| m * c).sum();
+        for c in 0..self.count.len() {
+            let mut best = f64::NEG_INFINITY;
+            for q in self.start[c]..self.start[c + 1] {
+                best = best.max(self.value[q] - price[self.gpu[q]] * self.units[q]);
+            }
+            if best > f64::NEG_INFINITY {
+                l += self.count[c] * best;
             }
         }
-        s -= cl.jobs.len() as f64 * du;
+        l
     }
-    s
+
+    /// Minimizes t -> L(mu + t d) exactly over the t that keep mu in [0, cap]. Along d each
+    /// class's term is the upper envelope of the lines rc_q(mu) - t (d . u_q); walking every
+    /// class's envelope gives the breakpoints where the slope of L grows, and the minimum is the
+    /// first breakpoint where the slope turns >= 0. O(total choices * envelope steps + B log B)
+    /// for B breakpoints, about the cost of a few evaluations of L (where a bisection on the
+    /// slope costs 64). Returns whether mu moved.
+    fn line_search(&self, mu: &mut [f64], d: &[f64], cap: &[f64], breaks: &mut Vec<(f64, f64)>) -> bool {
+        let k = self.k;
+        let mut price = mu.to_vec();
+        price.push(0.0);
+        let mut dir = d.to_vec();
+        dir.push(0.0);
+        let mut hi = f64::INFINITY;
+        for (t, &dt) in d.iter().enumerate() {
+            if dt > 0.0 {
+                hi = hi.min((cap[t] - mu[t]) / dt);
+            } else if dt < 0.0 {
+                hi = hi.min(mu[t] / -dt);
+            }
+        }
+        if !(hi > 0.0 && hi.is_finite()) {
+            return false;
+        }
+        // Right slope at t = 0: each class on its maximizer, ties to the smallest d . u (the one
+        // that stays maximal as t grows). Most directions do not descend: check that first.
+        let mut slope: f64 = dir.iter().take(k).zip(&self.capacity).map(|(x, c)| x * c).sum();
+        let mut s0 = slope;
+        for c in 0..self.count.len() {
+            let (mut a_cur, mut b_cur) = (f64::NEG_INFINITY, f64::INFINITY);
+            for q in self.start[c]..self.start[c + 1] {
+                let a = self.value[q] - price[self.gpu[q]] * self.units[q];
+                let b = dir[self.gpu[q]] * self.units[q];
+                if a > a_cur || (a == a_cur && b < b_cur) {
+                    a_cur = a;
+                    b_cur = b;
+                }
+            }
+            if b_cur.is_finite() {
+                s0 -= self.count[c] * b_cur;
+            }
+        }
+        if s0 >= 0.0 {
+            return false;
+        }
+        breaks.clear();
+        for c in 0..self.count.len() {
+            let range = self.start[c]..self.start[c + 1];
+            if range.is_empty() {
+                continue;
+            }
+            let (mut a_cur, mut b_cur) = (f64::NEG_INFINITY, f64::INFINITY);
+            for q in range.clone() {
+                let a = self.value[q] - price[self.gpu[q]] * self.units[q];
+                let b = dir[self.gpu[q]] * self.units[q];
+                if a > a_cur || (a == a_cur && b < b_cur) {
+                    a_cur = a;
+                    b_cur = b;
+                }
+            }
+            slope -= self.count[c] * b_cur;
+            // The envelope to the right: the next maximizer is the line of smaller slope
+            // (smaller d . u) that crosses the current one first.
+            loop {
+                let mut next: Option<(f64, f64, f64)> = None;
+                for q in range.clone() {
+                    let b = dir[self.gpu[q]] * self.units[q];
+                    if b < b_cur {
+                        let a = self.value[q] - price[self.gpu[q]] * self.units[q];
+                        let t = ((a_cur - a) / (b_cur - b)).max(0.0);
+                        if next.is_none_or(|(tn, _, bn)| t < tn || (t == tn && b < bn)) {
+                            next = Some((t, a, b));
+                        }
+                    }
+                }
+                match next {
+                    Some((t, a, b)) if t < hi => {
+                        breaks.push((t, self.count[c] * (b_cur - b)));
+                        a_cur = a;
+                        b_cur = b;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if slope >= 0.0 {
+            return false;
+        }
+        let step = first_crossing(breaks, -slope).unwrap_or(hi);
+        if step <= 0.0 {
+            return false;
+        }
+        for t in 0..k {
+            mu[t] = (mu[t] + step * d[t]).max(0.0);
+        }
+        true
+    }
 }
 
-/// Minimizes t -> L(mu + t d) over the t that keep mu >= 0 and below `cap`, exactly up to
-/// 1e-13 relative, by bisection on the sign of the right derivative (L is convex along d).
-/// Returns whether mu moved.
-fn line_search(classes: &[Class], capacity: &[u64], mu: &mut [f64], d: &[f64], cap: &[f64]) -> bool {
-    if slope(classes, capacity, mu, d) >= 0.0 {
-        return false;
-    }
-    // Largest step that keeps every coordinate in [0, cap].
-    let mut hi = f64::INFINITY;
-    for (k, &dk) in d.iter().enumerate() {
-        if dk > 0.0 {
-            hi = hi.min((cap[k] - mu[k]) / dk);
-        } else if dk < 0.0 {
-            hi = hi.min(mu[k] / -dk);
+/// The smallest t among `breaks` (t, slope increase) at which the increases up to t sum to at
+/// least `need`, or `None` if they never do. Weighted selection (quickselect on t, keeping the
+/// side where the running sum crosses): expected O(B) where sorting costs O(B log B), and the
+/// line searches on 100,000 classes spend most of their time here.
+fn first_crossing(breaks: &mut [(f64, f64)], mut need: f64) -> Option<f64> {
+    let mut part = breaks;
+    loop {
+        if part.is_empty() {
+            return None;
         }
-    }
-    if !(hi > 0.0 && hi.is_finite()) {
-        return false;
-    }
-    let base: Vec<f64> = mu.to_vec();
-    let at = |t: f64, mu: &mut [f64]| {
-        for k in 0..mu.len() {
-            mu[k] = (base[k] + t * d[k]).max(0.0);
-        }
-    };
-    let mut lo = 0.0;
-    at(hi, mu);
-    if slope(classes, capacity, mu, d) < 0.0 {
-        return true; // the minimum along d is at the boundary
-    }
-    for _ in 0..64 {
-        let mid = 0.5 * (lo + hi);
-        at(mid, mu);
-        if slope(classes, capacity, mu, d) < 0.0 {
-            lo = mid;
+        let mid = part.len() / 2;
+        let (left, pivot, right) = part.select_nth_unstable_by(mid, |x, y| x.0.total_cmp(&y.0));
+        let below: f64 = left.iter().map(|b| b.1).sum();
+        if below >= need {
+            part = left;
+        } else if below + pivot.1 >= need {
+            return Some(pivot.0);
         } else {
-            hi = mid;
-        }
-        if hi - lo <= 1e-13 * hi {
-            break;
+            need -= below + pivot.1;
+            part = right;
         }
     }
-    at(hi, mu);
-    true
 }
 
 /// Multipliers minimizing L(mu) (the LP relaxation's dual): line searches along the coordinate
@@ -247,12 +345,14 @@ fn multipliers(classes: &[Class], capacity: &[u64]) -> Vec<f64> {
             }
         }
     }
-    let mut last = lagrangian(classes, capacity, &mu);
+    let flat = Flat::new(classes, capacity);
+    let mut breaks = Vec::new();
+    let mut last = flat.lagrangian(&mu);
     for _pass in 0..50 {
         for d in &dirs {
-            line_search(classes, capacity, &mut mu, d, &cap);
+            flat.line_search(&mut mu, d, &cap, &mut breaks);
         }
-        let now = lagrangian(classes, capacity, &mu);
+        let now = flat.lagrangian(&mu);
         if last - now <= 1e-12 * now.abs().max(1.0) {
             break;
         }
@@ -276,11 +376,8 @@ fn greedy(problem: &RoundProblem, classes: &[Class], mu: &[f64]) -> Option<Vec<u
         let cl = &classes[i];
         if cl.forced { (false, cl.choices.len()) } else { (true, 0) }
     };
-    order.sort_by(|&a, &b| {
-        key(a).cmp(&key(b)).then_with(|| {
-            best_rc(&classes[b].choices, mu).total_cmp(&best_rc(&classes[a].choices, mu))
-        })
-    });
+    let best: Vec<f64> = classes.iter().map(|cl| best_rc(&cl.choices, mu)).collect();
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)).then_with(|| best[b].total_cmp(&best[a])));
     for &ci in &order {
         let cl = &classes[ci];
         // Choices by reduced cost, best first; ties to the larger value, then the listed order.
@@ -340,63 +437,133 @@ fn greedy(problem: &RoundProblem, classes: &[Class], mu: &[f64]) -> Option<Vec<u
     Some(pick)
 }
 
-/// The sparse DP over `core` jobs, each restricted to `choices[j]`, on top of fixed jobs worth
-/// `base` that leave `residual` units per type. States are unit vectors over the types the core
-/// touches, one per vector (the larger value wins; ties keep the first, so the result is
-/// deterministic). A state is dropped when it overflows a residual or when
-/// base + value + sum_rem max rc + sum_k mu_k * min(room_k, most units the rest can add on k)
-/// is below `floor`. Returns the best total (base included) and each core job's choice index, or
-/// `None` when no state survives.
-/// Time O(sum over layers of states * choices), memory 5 bytes per state for the back pointers
-/// plus the largest layer.
-struct Sparse<'a> {
-    choices: &'a [Vec<Choice>],
-    mu: &'a [f64],
-    max_states: usize,
-    states: u64,
-    /// When set, a layer past `max_states` ends the run with `Ok(None)` instead of an error
-    /// (heuristic runs may give up; the exact run may not).
-    give_up: bool,
+/// Multiplier vectors for the per-state bound: `mu` itself first, then `mu` moved up and down
+/// along every type by 1/64, 1/8 and 1 times the type's price (or the largest price, for a type
+/// priced 0). Every vector >= 0 gives a valid bound (Lemma 1 of docs/solver.md applied to the
+/// remaining jobs); taking the least over several lets a state that used too much or too little
+/// of one type see what the remaining jobs lose by absorbing it, which `mu` alone cannot.
+fn probes(mu: &[f64]) -> Vec<Vec<f64>> {
+    let top = mu.iter().copied().fold(0.0, f64::max).max(1e-12);
+    let mut out = vec![mu.to_vec()];
+    for t in 0..mu.len() {
+        let unit = if mu[t] > 0.0 { mu[t] } else { top };
+        for scale in [1.0 / 64.0, 1.0 / 8.0, 1.0] {
+            for sign in [1.0, -1.0] {
+                let mut p = mu.to_vec();
+                p[t] = (p[t] + sign * scale * unit).max(0.0);
+                if p[t] != mu[t] {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
 }
 
-impl Sparse<'_> {
+/// The class-level sparse DP: one layer per undecided class, a transition is how many of the
+/// class's jobs take each of its kept choices. A state is the vector of units used per touched
+/// type, one per vector (the larger value wins; ties keep the first, so the answer is
+/// deterministic). A state or partial transition is dropped when it overflows a residual or when
+/// its bound (see [`ClassDp::bound`]) is below `floor`.
+///
+/// Counting jobs per class instead of taking them one by one is what keeps many identical jobs
+/// cheap: a class of n jobs split between two tied choices makes n + 1 transitions from a state
+/// in one layer, where a layer per job makes O(n^2) state visits. Inside a class the counts are
+/// chosen choice by choice, with sub-states (units, jobs placed) deduplicated like states.
+struct ClassDp<'a> {
+    classes: &'a [Class],
+    /// Per class, the choices that can be in a solution of value >= floor.
+    kept: &'a [Vec<Choice>],
+    probes: &'a [Vec<f64>],
+    max_states: usize,
+    /// States created over all layers (work and memory measure).
+    states: u64,
+    /// Heuristic runs only: after each step keep the `beam` sub-states of largest bound. The
+    /// answer is then a feasible solution, not necessarily the optimum (an incumbent).
+    beam: Option<usize>,
+}
+
+/// Per-layer suffix data over the remaining classes.
+struct Suffix {
+    k: usize,
+    /// `rc[p * (m + 1) + i]`: sum over classes i.. of count * best rc at probe p.
+    rc: Vec<f64>,
+    /// `add[i * k + t]`: the most units classes i.. can take on type t.
+    add: Vec<u64>,
+    m: usize,
+}
+
+impl ClassDp<'_> {
+    /// Upper bound on any completion of a state after `i` core classes that used `used` units
+    /// and is worth `value` (fixed jobs included): for every probe p >= 0,
+    /// value + sum_rest max rc_p + sum_t p_t * min(room_t, add_t) (Lemma 1 of docs/solver.md on
+    /// the remaining jobs, whose units on t are at most the room and the most they can take).
+    fn bound(&self, sfx: &Suffix, residual: &[i128], value: f64, used: &[u64], i: usize) -> f64 {
+        let k = sfx.k;
+        let mut best = f64::INFINITY;
+        for (p, probe) in self.probes.iter().enumerate() {
+            let mut u = value + sfx.rc[p * (sfx.m + 1) + i];
+            for t in 0..k {
+                if probe[t] > 0.0 {
+                    let room = (residual[t] as u64).saturating_sub(used[t]);
+                    u += probe[t] * room.min(sfx.add[i * k + t]) as f64;
+                }
+            }
+            best = best.min(u);
+        }
+        best
+    }
+
     fn run(
         &mut self,
         core: &[usize],
         residual: &[i128],
         base: f64,
         floor: f64,
-    ) -> Result<Option<(f64, Vec<usize>)>, SolveError> {
+    ) -> Result<Option<Found>, SolveError> {
         let k = residual.len();
-        let mu = self.mu;
-        let choices = self.choices;
+        let mu = &self.probes[0];
         if residual.iter().any(|&r| r < 0) {
             return Ok(None);
         }
-        if let Some(&j) = core.iter().find(|&&j| choices[j].len() > 255) {
-            return Err(SolveError::TooLarge {
-                solver: "dp",
-                what: "undecided choices of one job",
-                needed: choices[j].len() as u128,
-                limit: 255,
-                hint: "use --solver ilp",
-            });
-        }
         // Grain and stride per touched type for the state key.
         let mut grain = vec![0u64; k];
-        for &j in core {
-            for c in &choices[j] {
-                if let Some(g) = c.gpu {
-                    grain[g] = super::dense::gcd(grain[g], c.units);
+        for &c in core {
+            for ch in &self.kept[c] {
+                if let Some(g) = ch.gpu {
+                    grain[g] = super::dense::gcd(grain[g], ch.units);
                 }
+            }
+        }
+        let m = core.len();
+        let np = self.probes.len();
+        let mut sfx = Suffix { k, rc: vec![0.0; np * (m + 1)], add: vec![0u64; (m + 1) * k], m };
+        for i in (0..m).rev() {
+            let cl = &self.classes[core[i]];
+            let cs = &self.kept[core[i]];
+            let n = cl.jobs.len() as f64;
+            for (p, probe) in self.probes.iter().enumerate() {
+                sfx.rc[p * (m + 1) + i] = sfx.rc[p * (m + 1) + i + 1] + n * best_rc(cs, probe);
+            }
+            for t in 0..k {
+                let most = cs.iter().filter(|c| c.gpu == Some(t)).map(|c| c.units).max().unwrap_or(0);
+                sfx.add[i * k + t] = sfx.add[(i + 1) * k + t] + most * cl.jobs.len() as u64;
+            }
+        }
+        // A type the core cannot fill even with every job on its largest choice there never
+        // binds: its units stay out of the key, and states that differ only there merge
+        // (dominance holds because no completion can overflow it).
+        for t in 0..k {
+            if i128::from(sfx.add[t]) <= residual[t] {
+                grain[t] = 0;
             }
         }
         let mut stride = vec![0u128; k];
         let mut acc: u128 = 1;
         for t in 0..k {
-            if grain[t] > 0 {
+            if let Some(cells) = (residual[t] as u64).checked_div(grain[t]) {
                 stride[t] = acc;
-                let cells = u128::from(residual[t] as u64 / grain[t]) + 1;
+                let cells = u128::from(cells) + 1;
                 acc = acc.checked_mul(cells).ok_or(SolveError::TooLarge {
                     solver: "dp",
                     what: "bits of state key",
@@ -406,113 +573,154 @@ impl Sparse<'_> {
                 })?;
             }
         }
-        // Suffix bounds: best rc and most units per type of the core jobs from position i on.
-        let m = core.len();
-        let mut suffix_rc = vec![0.0; m + 1];
-        let mut suffix_add = vec![0u64; (m + 1) * k];
-        for i in (0..m).rev() {
-            let cs = &choices[core[i]];
-            suffix_rc[i] = suffix_rc[i + 1] + best_rc(cs, mu);
-            for t in 0..k {
-                let most = cs.iter().filter(|c| c.gpu == Some(t)).map(|c| c.units).max().unwrap_or(0);
-                suffix_add[i * k + t] = suffix_add[(i + 1) * k + t] + most;
-            }
-        }
-        let bound = |value: f64, used: &[u64], i: usize| -> f64 {
-            let mut u = base + value + suffix_rc[i];
-            for t in 0..k {
-                if mu[t] > 0.0 {
-                    let room = (residual[t] as u64).saturating_sub(used[t]);
-                    u += mu[t] * room.min(suffix_add[i * k + t]) as f64;
-                }
-            }
-            u
-        };
         let mut units: Vec<u64> = vec![0; k];
-        let mut values: Vec<f64> = vec![0.0];
+        let mut values: Vec<f64> = vec![base];
         let mut keys: Vec<u128> = vec![0];
-        if bound(0.0, &units, 0) < floor {
+        if self.bound(&sfx, residual, base, &units, 0) < floor {
             return Ok(None);
         }
-        let mut trail: Vec<(Vec<u32>, Vec<u8>)> = Vec::with_capacity(m);
+        // Per class, per choice step: each sub-state's parent and the count that made it.
+        let mut trail: Vec<Vec<Step>> = Vec::with_capacity(m);
         let mut row = vec![0u64; k];
-        for (i, &j) in core.iter().enumerate() {
-            let cs = &choices[j];
-            let guess = values.len() * 2;
-            let mut index: HashMap<u128, u32> = HashMap::with_capacity(guess);
-            let mut n_units: Vec<u64> = Vec::with_capacity(guess * k);
-            let mut n_values: Vec<f64> = Vec::with_capacity(guess);
-            let mut n_keys: Vec<u128> = Vec::with_capacity(guess);
-            let mut parent: Vec<u32> = Vec::with_capacity(guess);
-            let mut choice: Vec<u8> = Vec::with_capacity(guess);
-            for s in 0..values.len() {
-                for (q, c) in cs.iter().enumerate() {
-                    row.copy_from_slice(&units[s * k..(s + 1) * k]);
-                    let mut key = keys[s];
-                    if let Some(g) = c.gpu {
-                        row[g] += c.units;
-                        if row[g] as i128 > residual[g] {
-                            continue;
-                        }
-                        key += u128::from(c.units / grain[g]) * stride[g];
-                    }
-                    let v = values[s] + c.value;
-                    if bound(v, &row, i + 1) < floor {
+        for (i, &c) in core.iter().enumerate() {
+            let cs = &self.kept[c];
+            let width = cs.len();
+            let n = self.classes[c].jobs.len() as u64;
+            // Per position q: the best rc at mu and the most units per type of choices q.. .
+            let mut tail_rc = vec![f64::NEG_INFINITY; width + 1];
+            let mut tail_units = vec![0u64; (width + 1) * k];
+            for q in (0..width).rev() {
+                tail_rc[q] = tail_rc[q + 1].max(rc(&cs[q], mu));
+                tail_units.copy_within((q + 1) * k..(q + 2) * k, q * k);
+                if let Some(g) = cs[q].gpu {
+                    tail_units[q * k + g] = tail_units[q * k + g].max(cs[q].units);
+                }
+            }
+            // The class's jobs are counted choice by choice: a sub-state is (units, jobs of the
+            // class placed so far), deduplicated like states, so a class of n jobs with w kept
+            // choices costs O(w * states * n), never the O(n^(w-1)) count vectors.
+            let mut placed: Vec<u64> = vec![0; values.len()];
+            let mut steps: Vec<Step> = Vec::with_capacity(width);
+            for (q, ch) in cs.iter().enumerate() {
+                let last = q + 1 == width;
+                let guess = values.len() * 2;
+                let mut index: FxHashMap<(u128, u64), u32> =
+                    FxHashMap::with_capacity_and_hasher(guess, Default::default());
+                let mut n_units: Vec<u64> = Vec::with_capacity(guess * k);
+                let mut n_values: Vec<f64> = Vec::with_capacity(guess);
+                let mut n_keys: Vec<u128> = Vec::with_capacity(guess);
+                let mut n_placed: Vec<u64> = Vec::with_capacity(guess);
+                let mut n_score: Vec<f64> = Vec::with_capacity(guess);
+                let mut step = Step { parent: Vec::with_capacity(guess), count: Vec::with_capacity(guess) };
+                for s in 0..values.len() {
+                    let left = n - placed[s];
+                    let most = match ch.gpu {
+                        Some(g) => left.min((residual[g] as u64).saturating_sub(units[s * k + g]) / ch.units.max(1)),
+                        None => left,
+                    };
+                    // The last choice takes every job left.
+                    let lo = if last { left } else { 0 };
+                    if lo > most {
                         continue;
                     }
-                    match index.get(&key) {
-                        Some(&at) => {
-                            let at = at as usize;
-                            if v > n_values[at] {
-                                n_values[at] = v;
-                                parent[at] = s as u32;
-                                choice[at] = q as u8;
+                    for cnt in lo..=most {
+                        row.copy_from_slice(&units[s * k..(s + 1) * k]);
+                        let mut key = keys[s];
+                        if let Some(g) = ch.gpu {
+                            row[g] += ch.units * cnt;
+                            if let Some(cells) = (ch.units * cnt).checked_div(grain[g]) {
+                                key += u128::from(cells) * stride[g];
                             }
                         }
-                        None => {
-                            if n_values.len() >= self.max_states {
-                                if self.give_up {
-                                    return Ok(None);
+                        let v = values[s] + ch.value * cnt as f64;
+                        let rest = left - cnt;
+                        let score = if last {
+                            self.bound(&sfx, residual, v, &row, i + 1)
+                        } else {
+                            // The class's `rest` jobs take at best the tail's rc and at most
+                            // its units per type, at prices mu.
+                            let mut u = v + rest as f64 * tail_rc[q + 1] + sfx.rc[i + 1];
+                            for t in 0..k {
+                                if mu[t] > 0.0 {
+                                    let room = (residual[t] as u64).saturating_sub(row[t]);
+                                    let add = sfx.add[(i + 1) * k + t] + rest * tail_units[(q + 1) * k + t];
+                                    u += mu[t] * room.min(add) as f64;
                                 }
-                                return Err(SolveError::TooLarge {
-                                    solver: "dp",
-                                    what: "states in one layer",
-                                    needed: n_values.len() as u128 + 1,
-                                    limit: self.max_states as u128,
-                                    hint: "raise the limit or use --solver ilp",
-                                });
                             }
-                            index.insert(key, n_values.len() as u32);
-                            n_units.extend_from_slice(&row);
-                            n_values.push(v);
-                            n_keys.push(key);
-                            parent.push(s as u32);
-                            choice.push(q as u8);
+                            u
+                        };
+                        if score < floor {
+                            continue;
+                        }
+                        let id = (key, n - rest);
+                        match index.get(&id) {
+                            Some(&at) => {
+                                // Dominance: the larger value wins, a tie keeps the first.
+                                let at = at as usize;
+                                if v > n_values[at] {
+                                    n_units[at * k..(at + 1) * k].copy_from_slice(&row);
+                                    n_values[at] = v;
+                                    n_score[at] = score;
+                                    step.parent[at] = s as u32;
+                                    step.count[at] = cnt as u32;
+                                }
+                            }
+                            None => {
+                                if n_values.len() >= self.max_states {
+                                    return Err(SolveError::TooLarge {
+                                        solver: "dp",
+                                        what: "states in one layer",
+                                        needed: n_values.len() as u128 + 1,
+                                        limit: self.max_states as u128,
+                                        hint: "raise the limit or use --solver ilp",
+                                    });
+                                }
+                                index.insert(id, n_values.len() as u32);
+                                n_units.extend_from_slice(&row);
+                                n_values.push(v);
+                                n_keys.push(key);
+                                n_placed.push(n - rest);
+                                n_score.push(score);
+                                step.parent.push(s as u32);
+                                step.count.push(cnt as u32);
+                            }
                         }
                     }
                 }
-            }
-            self.states += n_values.len() as u64;
-            // The back pointers of every layer stay in memory (5 bytes a state): bound them too.
-            if self.states > 5 * self.max_states as u64 {
-                if self.give_up {
+                self.states += n_values.len() as u64;
+                // The back pointers of every step stay in memory: bound them too.
+                if self.states > 5 * self.max_states as u64 {
+                    return Err(SolveError::TooLarge {
+                        solver: "dp",
+                        what: "states over all layers",
+                        needed: u128::from(self.states),
+                        limit: 5 * self.max_states as u128,
+                        hint: "raise the limit or use --solver ilp",
+                    });
+                }
+                if n_values.is_empty() {
                     return Ok(None);
                 }
-                return Err(SolveError::TooLarge {
-                    solver: "dp",
-                    what: "states over all layers",
-                    needed: u128::from(self.states),
-                    limit: 5 * self.max_states as u128,
-                    hint: "raise the limit or use --solver ilp",
-                });
+                if let Some(width) = self.beam.filter(|&b| n_values.len() > b) {
+                    // Keep the sub-states of largest bound (ties: the first), in their order.
+                    let mut order: Vec<usize> = (0..n_values.len()).collect();
+                    order.select_nth_unstable_by(width - 1, |&a, &b| n_score[b].total_cmp(&n_score[a]).then(a.cmp(&b)));
+                    order.truncate(width);
+                    order.sort_unstable();
+                    n_units = order.iter().flat_map(|&x| n_units[x * k..(x + 1) * k].to_vec()).collect();
+                    n_values = order.iter().map(|&x| n_values[x]).collect();
+                    n_keys = order.iter().map(|&x| n_keys[x]).collect();
+                    n_placed = order.iter().map(|&x| n_placed[x]).collect();
+                    step.parent = order.iter().map(|&x| step.parent[x]).collect();
+                    step.count = order.iter().map(|&x| step.count[x]).collect();
+                }
+                units = n_units;
+                values = n_values;
+                keys = n_keys;
+                placed = n_placed;
+                steps.push(step);
             }
-            if n_values.is_empty() {
-                return Ok(None);
-            }
-            units = n_units;
-            values = n_values;
-            keys = n_keys;
-            trail.push((parent, choice));
+            trail.push(steps);
         }
         let mut best = 0usize;
         for (s, &v) in values.iter().enumerate() {
@@ -520,22 +728,37 @@ impl Sparse<'_> {
                 best = s;
             }
         }
-        let total = base + values[best];
-        let mut picks = vec![0usize; m];
+        let total = values[best];
+        let mut picks: Vec<Vec<u32>> = vec![Vec::new(); m];
         let mut s = best;
-        for (i, (parent, choice)) in trail.iter().enumerate().rev() {
-            picks[i] = choice[s] as usize;
-            s = parent[s] as usize;
+        for (i, steps) in trail.iter().enumerate().rev() {
+            let mut counts = vec![0u32; steps.len()];
+            for (q, step) in steps.iter().enumerate().rev() {
+                counts[q] = step.count[s];
+                s = step.parent[s] as usize;
+            }
+            picks[i] = counts;
         }
         Ok(Some((total, picks)))
     }
 }
 
-/// Largest core of the improvement phase.
-const MAX_IMPROVE_CORE: usize = 4096;
+/// A run's answer: the best total (fixed classes included) and, per core class, how many of its
+/// jobs take each kept choice.
+type Found = (f64, Vec<Vec<u32>>);
 
-/// Largest layer of an improvement run; past it the run gives up (the exact phase does not).
-const IMPROVE_STATES: usize = 50_000;
+/// Back pointers of one choice step of a class: per sub-state, the sub-state it came from and
+/// how many of the class's jobs it put on the step's choice.
+struct Step {
+    parent: Vec<u32>,
+    count: Vec<u32>,
+}
+
+/// Sub-states kept per step by the beam search that improves the greedy's incumbent.
+const BEAM: usize = 2000;
+
+/// A failed gap-deepening run past this many states triggers the beam search.
+const BEAM_AFTER_STATES: u64 = 50_000;
 
 impl Solver for Dp {
     fn name(&self) -> &'static str {
@@ -547,178 +770,162 @@ impl Solver for Dp {
         let n = problem.jobs.len();
         let classes = classes(problem);
         let mu = multipliers(&classes, &problem.capacity);
-        let bound = lagrangian(&classes, &problem.capacity, &mu);
-        // Per job its choices (shared per class) and the incumbent's pick.
-        let mut choices: Vec<Vec<Choice>> = vec![Vec::new(); n];
-        for cl in &classes {
-            for &j in &cl.jobs {
-                choices[j] = cl.choices.clone();
-            }
-        }
-        let mut class_of = vec![0usize; n];
-        for (c, cl) in classes.iter().enumerate() {
-            for &j in &cl.jobs {
-                class_of[j] = c;
-            }
-        }
-        let mut incumbent = greedy(problem, &classes, &mu);
-        let value_of = |pick: &[usize]| -> f64 { (0..n).map(|j| choices[j][pick[j]].value).sum() };
-        let mut lb = incumbent.as_deref().map(value_of);
-        let seconds_bound = start.elapsed().as_secs_f64();
-        // Safety margin for floating-point error in sums of up to 10^5 terms.
-        let tol = 1e-10 * bound.abs().max(1.0);
-        let mut states = 0u64;
-
-        // Improvement (expanding core): re-optimize the jobs whose choice is most ambiguous at mu
-        // (smallest reduced-cost regret), the rest kept as in the incumbent.
-        let regret = |j: usize| -> f64 {
-            let best = best_rc(&choices[j], &mu);
-            let mut second = f64::INFINITY;
-            for c in &choices[j] {
-                let d = best - rc(c, &mu);
-                if d > 0.0 {
-                    second = second.min(d);
-                }
-            }
-            let ties = choices[j].iter().filter(|c| rc(c, &mu) == best).count();
-            if ties > 1 { 0.0 } else { second }
-        };
-        // Jobs the greedy put on a choice that is not their best at mu come first: they carry
-        // the incumbent's loss against the bound.
-        let deviation = |j: usize| -> f64 {
-            incumbent.as_ref().map_or(0.0, |p| best_rc(&choices[j], &mu) - rc(&choices[j][p[j]], &mu))
-        };
-        let mut by_regret: Vec<usize> = (0..n).filter(|&j| choices[j].len() > 1).collect();
-        by_regret.sort_by(|&a, &b| {
-            let (da, db) = (deviation(a), deviation(b));
-            (da == 0.0)
-                .cmp(&(db == 0.0))
-                .then(db.total_cmp(&da))
-                .then(regret(a).total_cmp(&regret(b)))
-                .then(a.cmp(&b))
+        let bound = Flat::new(&classes, &problem.capacity).lagrangian(&mu);
+        let incumbent = greedy(problem, &classes, &mu);
+        let lb = incumbent.as_ref().map(|pick| {
+            classes.iter().map(|cl| cl.jobs.iter().map(|&j| cl.choices[pick[j]].value).sum::<f64>()).sum::<f64>()
         });
-        // Two neighbourhoods, each over cores of growing size: first near-ties only (plus the
-        // current pick), which is where the greedy splits ties differently from the LP and is
-        // cheap to search whole; then every choice within the current gap, under a state budget.
-        let mut size = 16usize;
-        let mut rounds = 0u64;
-        let mut wide = false;
-        while let (Some(pick), Some(value)) = (incumbent.as_ref(), lb) {
-            if bound - value <= tol || by_regret.is_empty() {
-                break;
+        let seconds_bound = start.elapsed().as_secs_f64();
+        // When the greedy fails, look for a certificate before any DP run (a DP that must prove
+        // infeasibility has no floor and can be as large as the dense one). Every solution is
+        // worth at least the sum of each job's least valuable choice, and at most L (Lemma 1):
+        // a bound below that certifies that no solution exists (the forced jobs do not fit even
+        // fractionally).
+        let least: f64 = classes
+            .iter()
+            .map(|cl| cl.jobs.len() as f64 * cl.choices.iter().map(|c| c.value).fold(f64::INFINITY, f64::min).min(0.0))
+            .sum();
+        let tol = 1e-10 * bound.abs().max(1.0);
+        // A Hall-type shortage (a set of types the forced jobs need more of than it holds) is a
+        // second certificate, cheap and independent of mu.
+        if incumbent.is_none() && (bound < least - tol || problem.shortage().is_some()) {
+            return Ok(Solution::infeasible("dp", problem, infeasible_reason(problem))
+                .stat("classes", classes.len() as u64)
+                .stat("lagrangian_bound", bound)
+                .stat("seconds_bound", seconds_bound));
+        }
+        let probes = probes(&mu);
+        // Largest reduced-cost gap of any choice: past it nothing more can be kept.
+        let widest = classes
+            .iter()
+            .map(|cl| {
+                let b = best_rc(&cl.choices, &mu);
+                cl.choices.iter().map(|c| b - rc(c, &mu)).fold(0.0, f64::max)
+            })
+            .fold(0.0, f64::max);
+
+        // Gap deepening: guess that the optimum is within g of the bound, keep only choices with
+        // delta <= g and drop states whose bound is below L - g. A run that finds a solution has
+        // found the optimum (Lemma 3 of docs/solver.md); one that finds none proves the optimum
+        // is below L - g, and g doubles. The last run uses the incumbent's value (or nothing)
+        // as the floor, which makes it the classic reduced-cost-fixed DP.
+        // The choices a solution worth >= L - gap may use, worst reduced cost first and a best
+        // choice last (the last choice takes the jobs left, so the earlier steps only count the
+        // few jobs the gap lets deviate); classes left with one choice are fixed (`base`,
+        // `residual`); the others form the core, rigid classes first, the flexible (many kept
+        // choices, many jobs) last: the states stay few until the last layers, where little room
+        // is left and the bound bites.
+        let setup = |gap: f64| {
+            let mut kept: Vec<Vec<Choice>> = Vec::with_capacity(classes.len());
+            for cl in &classes {
+                let b = best_rc(&cl.choices, &mu);
+                let mut cs: Vec<Choice> = cl.choices.iter().copied().filter(|c| b - rc(c, &mu) <= gap + tol).collect();
+                cs.sort_by(|x, y| rc(x, &mu).total_cmp(&rc(y, &mu)));
+                kept.push(cs);
             }
-            let mut core: Vec<usize> = by_regret.iter().copied().take(size).collect();
-            core.sort_unstable();
-            let mut residual: Vec<i128> = problem.capacity.iter().map(|&c| c as i128).collect();
             let mut base = 0.0;
-            let mut in_core = vec![false; n];
-            for &j in &core {
-                in_core[j] = true;
+            let mut residual: Vec<i128> = problem.capacity.iter().map(|&c| c as i128).collect();
+            let mut core: Vec<usize> = Vec::new();
+            for (c, cl) in classes.iter().enumerate() {
+                match kept[c].as_slice() {
+                    [] => {}
+                    [only] => {
+                        base += only.value * cl.jobs.len() as f64;
+                        if let Some(t) = only.gpu {
+                            residual[t] -= (only.units * cl.jobs.len() as u64) as i128;
+                        }
+                    }
+                    _ => core.push(c),
+                }
             }
-            for j in 0..n {
-                if !in_core[j] {
-                    let c = choices[j][pick[j]];
-                    base += c.value;
-                    if let Some(g) = c.gpu {
-                        residual[g] -= c.units as i128;
+            core.sort_by_key(|&c| (kept[c].len(), classes[c].jobs.len(), c));
+            (kept, base, residual, core)
+        };
+        // The assignment of a run's answer: fixed classes on their one choice, core classes'
+        // jobs on the kept choices in the counted numbers.
+        let assign = |kept: &[Vec<Choice>], core: &[usize], counts: &[Vec<u32>]| {
+            let mut assignment: Vec<Assignment> = vec![None; n];
+            for (c, cl) in classes.iter().enumerate() {
+                if let [only] = kept[c].as_slice() {
+                    for &j in &cl.jobs {
+                        assignment[j] = only.gpu.map(|t| (t, only.slot));
                     }
                 }
             }
-            // Only choices that can be in a better solution (delta <= current gap), and jobs
-            // with a single such choice keep their incumbent pick.
-            let g = if wide { bound - value } else { (bound - value).min(1e-7 * bound.abs().max(1.0)) };
-            let near: Vec<Vec<Choice>> = core
-                .iter()
-                .map(|&j| {
-                    let best = best_rc(&choices[j], &mu);
-                    let mut cs: Vec<Choice> =
-                        choices[j].iter().copied().filter(|c| best - rc(c, &mu) <= g + tol).collect();
-                    let own = choices[j][pick[j]];
-                    if !cs.iter().any(|c| c.gpu == own.gpu && c.slot == own.slot) {
-                        cs.push(own);
-                    }
-                    cs
-                })
-                .collect();
-            let mut order: Vec<usize> = (0..core.len()).collect();
-            order.sort_by_key(|&i| (near[i].len(), class_of[core[i]], core[i]));
-            let core: Vec<usize> = order.iter().map(|&i| core[i]).collect();
-            rounds += 1;
-            let mut restricted: Vec<Vec<Choice>> = vec![Vec::new(); n];
-            for (i, &j) in order.iter().zip(&core) {
-                restricted[j] = near[*i].clone();
-            }
-            let mut sparse = Sparse { choices: &restricted, mu: &mu, max_states: IMPROVE_STATES, states: 0, give_up: true };
-            let found = sparse.run(&core, &residual, base, value + tol)?;
-            states += sparse.states;
-            if let Some((total, picks)) = found {
-                if total > value + tol {
-                    let mut next = pick.clone();
-                    for (i, &j) in core.iter().enumerate() {
-                        let c = restricted[j][picks[i]];
-                        next[j] = choices[j].iter().position(|o| o.gpu == c.gpu && o.slot == c.slot).unwrap_or(pick[j]);
-                    }
-                    lb = Some(value_of(&next));
-                    incumbent = Some(next);
-                }
-            }
-            if size >= by_regret.len() || size >= MAX_IMPROVE_CORE {
-                if wide {
-                    break;
-                }
-                wide = true;
-                size = 16;
-                continue;
-            }
-            size *= 2;
-        }
-        let seconds_improve = start.elapsed().as_secs_f64() - seconds_bound;
-
-        // Exact phase: a solution better than LB uses only choices with delta <= G.
-        let gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
-        let mut kept: Vec<Vec<Choice>> = Vec::with_capacity(n);
-        for j in 0..n {
-            let best = best_rc(&choices[j], &mu);
-            kept.push(choices[j].iter().copied().filter(|c| best - rc(c, &mu) <= gap + tol).collect());
-        }
-        let mut base = 0.0;
-        let mut residual: Vec<i128> = problem.capacity.iter().map(|&c| c as i128).collect();
-        let mut assignment: Vec<Assignment> = vec![None; n];
-        let mut core: Vec<usize> = Vec::new();
-        for j in 0..n {
-            match kept[j].as_slice() {
-                [] => {} // no choice at all: a job with no option that may idle has `idle`
-                [only] => {
-                    base += only.value;
-                    if let Some(g) = only.gpu {
-                        residual[g] -= only.units as i128;
-                        assignment[j] = Some((g, only.slot));
+            for (i, &c) in core.iter().enumerate() {
+                let mut jobs = classes[c].jobs.iter();
+                for (q, &cnt) in counts[i].iter().enumerate() {
+                    let ch = kept[c][q];
+                    for &j in jobs.by_ref().take(cnt as usize) {
+                        assignment[j] = ch.gpu.map(|t| (t, ch.slot));
                     }
                 }
-                _ => core.push(j),
             }
-        }
-        core.sort_by_key(|&j| (kept[j].len(), class_of[j], j));
-        let floor = lb.map_or(f64::NEG_INFINITY, |v| v - tol);
-        let mut exact = Sparse { choices: &kept, mu: &mu, max_states: self.max_states, states: 0, give_up: false };
-        let found = exact.run(&core, &residual, base, floor)?;
-        states += exact.states;
-
-        let chosen: Option<Vec<Assignment>> = match (found, incumbent.as_ref(), lb) {
-            (Some((total, picks)), inc, lb) if inc.is_none() || total >= lb.unwrap_or(f64::NEG_INFINITY) => {
-                for (i, &j) in core.iter().enumerate() {
-                    let c = kept[j][picks[i]];
-                    assignment[j] = c.gpu.map(|g| (g, c.slot));
+            assignment
+        };
+        let mut best: Option<(f64, Vec<Assignment>)> = incumbent.as_ref().zip(lb).map(|(pick, lb)| {
+            let mut assignment: Vec<Assignment> = vec![None; n];
+            for cl in &classes {
+                for &j in &cl.jobs {
+                    let c = cl.choices[pick[j]];
+                    assignment[j] = c.gpu.map(|t| (t, c.slot));
                 }
-                Some(assignment)
             }
-            (_, Some(pick), _) => Some(
-                (0..n).map(|j| {
-                    let c = choices[j][pick[j]];
-                    c.gpu.map(|g| (g, c.slot))
-                }).collect(),
-            ),
-            (_, None, _) => None,
+            (lb, assignment)
+        });
+        let mut states = 0u64;
+        let mut beam_done = false;
+        let mut last_states = 0u64;
+        let mut g = 1e-9 * bound.abs().max(1.0);
+        let mut runs = 0u64;
+        let mut core_jobs: u64;
+        let mut core_classes: u64;
+        let mut last_gap: f64;
+        let chosen: Option<Vec<Assignment>> = loop {
+            // A better incumbent once the runs get expensive (a cheap instance never pays for
+            // it): the class DP as a beam search (the BEAM sub-states of largest bound per step)
+            // over the choices the incumbent's gap allows. Its value only lowers the last run's
+            // gap; exactness never depends on it.
+            if !beam_done && last_states > BEAM_AFTER_STATES {
+                beam_done = true;
+                let gap = best.as_ref().map_or(f64::INFINITY, |(v, _)| bound - v);
+                let floor = best.as_ref().map_or(f64::NEG_INFINITY, |(v, _)| v + tol);
+                let (kept, base, residual, core) = setup(gap);
+                let mut dp = ClassDp { classes: &classes, kept: &kept, probes: &probes, max_states: self.max_states, states: 0, beam: Some(BEAM) };
+                if let Ok(Some((total, counts))) = dp.run(&core, &residual, base, floor)
+                    && best.as_ref().is_none_or(|(v, _)| total > *v)
+                {
+                    best = Some((total, assign(&kept, &core, &counts)));
+                }
+                states += dp.states;
+            }
+            let lb = best.as_ref().map(|(v, _)| *v);
+            let greedy_gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
+            let last = g >= greedy_gap || g > widest + bound.abs() + 1.0;
+            let (gap, floor) = if last {
+                (greedy_gap, lb.map_or(f64::NEG_INFINITY, |lb| lb - tol))
+            } else {
+                (g, bound - g - tol)
+            };
+            last_gap = gap;
+            runs += 1;
+            let (kept, base, residual, core) = setup(gap);
+            core_classes = core.len() as u64;
+            core_jobs = core.iter().map(|&c| classes[c].jobs.len() as u64).sum();
+            let mut dp = ClassDp { classes: &classes, kept: &kept, probes: &probes, max_states: self.max_states, states: 0, beam: None };
+            let found = dp.run(&core, &residual, base, floor);
+            states += dp.states;
+            last_states = dp.states;
+            let found = found?;
+            if let Some((total, counts)) = found
+                && total >= floor
+            {
+                break Some(assign(&kept, &core, &counts));
+            }
+            if last {
+                break best.map(|(_, a)| a);
+            }
+            g *= 2.0;
         };
         let sol = match chosen {
             None => Solution::infeasible("dp", problem, infeasible_reason(problem)),
@@ -726,11 +933,12 @@ impl Solver for Dp {
         };
         Ok(sol
             .stat("classes", classes.len() as u64)
-            .stat("core_jobs", core.len() as u64)
-            .stat("improve_rounds", rounds)
+            .stat("core_classes", core_classes)
+            .stat("core_jobs", core_jobs)
+            .stat("runs", runs)
+            .stat("gap_searched", last_gap)
             .stat("states", states)
             .stat("lagrangian_bound", bound)
-            .stat("seconds_bound", seconds_bound)
-            .stat("seconds_improve", seconds_improve))
+            .stat("seconds_bound", seconds_bound))
     }
 }

@@ -130,6 +130,7 @@ pub fn solver_names() -> Vec<&'static str> {
     let mut names = vec!["dp", "dp-dense", "brute"];
     if cfg!(feature = "highs") {
         names.push("ilp");
+        names.push("dp+ilp");
     }
     names
 }
@@ -165,6 +166,33 @@ pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
             }
             Some(Box::new(ilp))
         }
+        #[cfg(feature = "highs")]
+        "dp+ilp" => Some(Box::new(Fallback { first: by_name("dp", config)?, then: by_name("ilp", config)? })),
         _ => None,
+    }
+}
+
+/// Solves with `first`, and with `then` when `first` refuses the problem as too large
+/// ([`SolveError::TooLarge`]): for a scheduler whose rounds must never fail (`--solver dp+ilp`).
+/// A solution that came from `then` carries the stat `fallback_from` (the first solver's name).
+pub struct Fallback {
+    /// The solver tried first.
+    pub first: Box<dyn Solver>,
+    /// The solver used when `first` says the problem is too large.
+    pub then: Box<dyn Solver>,
+}
+
+impl Solver for Fallback {
+    fn name(&self) -> &'static str {
+        self.first.name()
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        match self.first.solve_problem(problem) {
+            Err(SolveError::TooLarge { .. }) => {
+                self.then.solve_problem(problem).map(|s| s.stat("fallback_from", self.first.name()))
+            }
+            other => other,
+        }
     }
 }

@@ -83,6 +83,39 @@ pub fn instance(shape: Shape) -> impl Strategy<Value = Instance> {
     })
 }
 
+/// Like [`instance`], but the jobs are 1 to 3 templates, each copied up to `max_copies` times:
+/// classes of identical jobs that the LP splits between tied choices, the case the DP's class
+/// counting exists for.
+pub fn repeated(shape: Shape, max_copies: usize) -> impl Strategy<Value = Instance> {
+    let types =
+        proptest::collection::vec((0..LADDERS.len(), 0..=shape.max_count), 1..=shape.max_types);
+    let fairness = (prop_oneof![Just(1.0), 0.05f64..=1.0], prop_oneof![Just(1.0), 0.0f64..3.0]);
+    (types, fairness).prop_flat_map(move |(types, (lambda, max_debt))| {
+        let k = types.len();
+        let time = prop_oneof![
+            1 => Just(None),
+            3 => (0usize..6).prop_map(|i| Some([0.1, 0.2, 0.25, 0.4, 0.5, 1.0][i])),
+        ];
+        let job = (
+            Just(1.0),
+            1..=shape.max_workers,
+            prop_oneof![Just(0.0), Just(1.0), -2.0f64..3.0],
+            proptest::collection::vec(time, k * 4),
+            1..=max_copies,
+        );
+        let jobs = proptest::collection::vec(job, 1..=3);
+        (Just(types.clone()), jobs).prop_map(move |(types, jobs)| {
+            let raw: Vec<RawJob> = jobs
+                .iter()
+                .flat_map(|(w, workers, deficit, times, copies)| {
+                    std::iter::repeat_n((*w, *workers, *deficit, times.clone()), *copies)
+                })
+                .collect();
+            build(&types, Fairness { lambda, max_debt, credit: 1.0 }, &raw)
+        })
+    })
+}
+
 type RawJob = (f64, u64, f64, Vec<Option<f64>>);
 
 fn build(types: &[(usize, u64)], fairness: Fairness, jobs: &[RawJob]) -> Instance {

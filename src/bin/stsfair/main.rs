@@ -4,6 +4,8 @@
 //! Exit codes (FORMAT.md): 0 optimal or feasible; 3 infeasible; 2 invalid input or usage;
 //! 1 any other failure.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

@@ -7,12 +7,14 @@ use std::path::PathBuf;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
-use stsfair::RoundScheduler;
+use stsfair::costs::{
+    CoLocationModel, CostError, GavelThroughputs, JobSlowdowns, PredictorConfig, predictor,
+};
 use stsfair::rounds::{RunSummary, run_rounds};
-use stsfair::solvers::{self, SolverConfig};
+use stsfair::{Instance, RoundScheduler};
 
 use crate::Failure;
-use crate::solve::load;
+use crate::solve::{SolverArgs, load};
 
 #[derive(Args)]
 pub struct RoundsArgs {
@@ -24,36 +26,25 @@ pub struct RoundsArgs {
     /// Print exactly one JSON document on stdout.
     #[arg(long)]
     json: bool,
-    /// Solver of each round: dp (exact, fast), dp-dense, brute, ilp (HiGHS).
-    #[arg(long, default_value = "dp")]
-    solver: String,
-    /// Time limit per solve in seconds (ilp).
-    #[arg(long)]
-    time_limit: Option<f64>,
+    #[command(flatten)]
+    solver: SolverArgs,
+    /// Choose co-runners in placement by the co-location slowdowns of this Gavel throughputs
+    /// file (pairs it never measured are predicted); job types are read from the job ids, as
+    /// `gen --gavel` writes them. Without it, placement assumes no interference.
+    #[arg(long, value_name = "FILE")]
+    throughputs: Option<PathBuf>,
 }
 
 pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     if args.rounds == 0 {
         return Err(Failure::input("--rounds must be >= 1 (got 0)"));
     }
-    if let Some(t) = args.time_limit.filter(|t| !(*t > 0.0 && t.is_finite())) {
-        return Err(Failure::input(format!(
-            "--time-limit must be a finite number > 0 (got {t})"
-        )));
-    }
-    let config = SolverConfig {
-        time_limit: args.time_limit,
-        ..SolverConfig::default()
-    };
-    let Some(solver) = solvers::by_name(&args.solver, &config) else {
-        return Err(Failure::input(format!(
-            "--solver must be one of {} (got {:?})",
-            solvers::solver_names().join(", "),
-            args.solver
-        )));
-    };
+    let solver = args.solver.solver()?;
     let instance = load(&args.file)?;
     let mut scheduler = RoundScheduler::new(&instance, solver);
+    if let Some(path) = &args.throughputs {
+        scheduler = scheduler.with_colocation(Box::new(colocation(path, &instance)?));
+    }
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(args.rounds);
         if let Ok(style) = ProgressStyle::with_template(
@@ -83,6 +74,30 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         );
     }
     Ok(0)
+}
+
+/// The placement model of `--throughputs`: the file's measured pairs, with a trained predictor
+/// filling any pair it lacks. Job ids it cannot map to a job type are reported on stderr.
+fn colocation(
+    path: &PathBuf,
+    instance: &Instance,
+) -> Result<JobSlowdowns<Box<dyn CoLocationModel + Send + Sync>>, Failure> {
+    let data = GavelThroughputs::from_path(path).map_err(|e| match e {
+        CostError::Io { .. } => Failure::input(e),
+        _ => Failure::input(format!("{}: {e}", path.display())),
+    })?;
+    let model = predictor::complete(data.into_inputs(), &PredictorConfig::default())
+        .map_err(Failure::other)?;
+    let model = JobSlowdowns::new(model);
+    let unknown = model.unknown(instance.jobs().iter().map(|j| j.id()));
+    if let Some(first) = unknown.first() {
+        eprintln!(
+            "stsfair: warning: {} job ids (first {first:?}) end with no job type of {}: placement predicts no slowdown for them",
+            unknown.len(),
+            path.display()
+        );
+    }
+    Ok(model)
 }
 
 fn to_json(s: &RunSummary) -> Value {
@@ -129,6 +144,10 @@ fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str) 
     );
     println!("mean objective  {:.6}", s.mean_objective);
     println!("migrations      {}", s.migrations);
+    println!(
+        "placement       predicted slowdown {:.4} per round, {} forbidden pairs in all",
+        s.mean_slowdown, s.conflicts
+    );
     let mut sigma: Vec<f64> = s.jobs.iter().filter_map(|j| j.mean_sigma).collect();
     sigma.sort_by(f64::total_cmp);
     let unbounded = s.jobs.len() - sigma.len();

@@ -58,6 +58,10 @@ pub struct SimulateArgs {
     /// simplex (a vertex).
     #[arg(long, default_value = "ipm")]
     lp: String,
+    /// Give Gavel's space-sharing policies every pair's measured throughput from the start
+    /// (Gavel's simulator estimates pairs it has not run yet).
+    #[arg(long)]
+    measured_pairs: bool,
     /// Fairness level lambda for share_meeting_lambda.
     #[arg(long, default_value_t = 1.0)]
     lambda: f64,
@@ -110,7 +114,12 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         "simplex" => Method::Simplex,
         other => return Err(Failure::input(format!("--lp must be ipm, highs-ipm or simplex (got {other:?})"))),
     };
-    let options = PolicyOptions { sts_solver: args.sts_solver.clone(), sts_units: args.units, lp_method };
+    let options = PolicyOptions {
+        sts_solver: args.sts_solver.clone(),
+        sts_units: args.units,
+        lp_method,
+        measured_pairs: args.measured_pairs,
+    };
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names().into_iter().map(String::from).collect()
     } else {

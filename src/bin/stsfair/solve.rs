@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use stsfair::solvers::{self, SolverConfig};
-use stsfair::{Instance, JobClass, RoundProblem, Solution, Status};
+use stsfair::{Instance, JobClass, RoundProblem, Solution, Solver, Status};
 
 use crate::Failure;
 
@@ -14,17 +14,13 @@ pub struct ValidateArgs {
     file: PathBuf,
 }
 
+/// The solver flags shared by `solve` and `rounds` (flattened into both).
 #[derive(Args)]
-pub struct SolveArgs {
-    /// Instance file (stsfair/1 JSON).
-    file: PathBuf,
+pub struct SolverArgs {
     /// Solver: dp (exact, fast), dp-dense (reference DP), brute (tiny instances), ilp (HiGHS).
     #[arg(long, default_value = "dp")]
     solver: String,
-    /// Print exactly the stsfair-solution/1 document on stdout.
-    #[arg(long)]
-    json: bool,
-    /// Time limit in seconds (ilp).
+    /// Time limit in seconds per solve (ilp).
     #[arg(long)]
     time_limit: Option<f64>,
     /// Relative MIP gap at which the ilp may stop (default 0: exact).
@@ -39,6 +35,55 @@ pub struct SolveArgs {
     /// Memory limit of the DP in MiB.
     #[arg(long)]
     max_memory_mib: Option<u64>,
+}
+
+impl SolverArgs {
+    /// The solver the flags name, with their configuration; usage errors (exit 2) name the flag.
+    pub fn solver(&self) -> Result<Box<dyn Solver>, Failure> {
+        let config = self.config()?;
+        solvers::by_name(&self.solver, &config).ok_or_else(|| {
+            Failure::input(format!(
+                "--solver must be one of {} (got {:?})",
+                solvers::solver_names().join(", "),
+                self.solver
+            ))
+        })
+    }
+
+    fn config(&self) -> Result<SolverConfig, Failure> {
+        let non_negative = |name: &str, v: Option<f64>| match v {
+            Some(x) if !(x >= 0.0 && x.is_finite()) => Err(Failure::input(format!(
+                "--{name} must be a finite number >= 0 (got {x})"
+            ))),
+            _ => Ok(v),
+        };
+        if let Some(t) = self.time_limit.filter(|t| !(*t > 0.0 && t.is_finite())) {
+            return Err(Failure::input(format!(
+                "--time-limit must be a finite number > 0 (got {t})"
+            )));
+        }
+        if self.threads == Some(0) {
+            return Err(Failure::input("--threads must be >= 1 (got 0)"));
+        }
+        Ok(SolverConfig {
+            time_limit: self.time_limit,
+            mip_rel_gap: non_negative("mip-rel-gap", self.mip_rel_gap)?,
+            mip_abs_gap: non_negative("mip-abs-gap", self.mip_abs_gap)?,
+            threads: self.threads,
+            max_bytes: self.max_memory_mib.map(|m| m.saturating_mul(1 << 20)),
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct SolveArgs {
+    /// Instance file (stsfair/1 JSON).
+    file: PathBuf,
+    #[command(flatten)]
+    solver: SolverArgs,
+    /// Print exactly the stsfair-solution/1 document on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -66,34 +111,8 @@ pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
     Ok(0)
 }
 
-fn config(args: &SolveArgs) -> Result<SolverConfig, Failure> {
-    let non_negative = |name: &str, v: Option<f64>| match v {
-        Some(x) if !(x >= 0.0 && x.is_finite()) => {
-            Err(Failure::input(format!("--{name} must be a finite number >= 0 (got {x})")))
-        }
-        _ => Ok(v),
-    };
-    if args.threads == Some(0) {
-        return Err(Failure::input("--threads must be >= 1 (got 0)"));
-    }
-    Ok(SolverConfig {
-        time_limit: non_negative("time-limit", args.time_limit)?,
-        mip_rel_gap: non_negative("mip-rel-gap", args.mip_rel_gap)?,
-        mip_abs_gap: non_negative("mip-abs-gap", args.mip_abs_gap)?,
-        threads: args.threads,
-        max_bytes: args.max_memory_mib.map(|m| m.saturating_mul(1 << 20)),
-    })
-}
-
 pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
-    let config = config(&args)?;
-    let Some(solver) = solvers::by_name(&args.solver, &config) else {
-        return Err(Failure::input(format!(
-            "--solver must be one of {} (got {:?})",
-            solvers::solver_names().join(", "),
-            args.solver
-        )));
-    };
+    let solver = args.solver.solver()?;
     let instance = load(&args.file)?;
     let solution = solver.solve(&instance).map_err(Failure::other)?;
     if args.json {

@@ -9,15 +9,15 @@
 //! ```
 //!
 //! with t_i the time since arrival, R_i the steps left, I_i the isolated throughput (the equal
-//! 1/m share: x_iso[i][k] = n_k / (m sf_i), scaled down to sum to 1) and C_i the cumulative
+//! 1/m share: `x_iso[i][k] = n_k / (m sf_i)`, scaled down to sum to 1) and C_i the cumulative
 //! isolated time: at each allocation, C_i grows by (steps run since the previous allocation) /
 //! (I_i of the previous allocation). Constraints are those of max-min fairness (rows <= 1,
 //! capacity per type).
 //!
 //! Gavel hands this convex program to ECOS. Here it is solved up to a tolerance through the
-//! max-min LP ([`lp`](super::lp)): rho_i(x) <= rho holds iff sum_k T[i][k] x[i][k] >= L_i(rho) =
+//! max-min LP ([`lp`]): rho_i(x) <= rho holds iff `sum_k T[i][k] x[i][k] >= L_i(rho)` =
 //! R_i / (rho D_i - t_i) (D_i the denominator, rho D_i > t_i), so rho is feasible iff the max-min
-//! LP with utilities T[i][k] / L_i(rho) reaches 1. Starting from the isolated allocation's rho,
+//! LP with utilities `T[i][k]` / L_i(rho) reaches 1. Starting from the isolated allocation's rho,
 //! each LP at the current bound yields an allocation whose own max rho_i is a better bound
 //! (a Dinkelbach-type iteration); a handful of LPs per allocation reach [`TOLERANCE`].
 
@@ -72,10 +72,10 @@ impl AllocationPolicy for FinishTimeFairness {
         let mut denominator = Vec::with_capacity(m);
         for (j, &iso) in input.jobs.iter().zip(&isolated) {
             let c = self.cumulative.entry(j.id).or_insert(0.0);
-            if let Some(&(left, prev_iso)) = self.previous.get(&j.id) {
-                if prev_iso > 0.0 {
-                    *c += (left - j.remaining_steps) / prev_iso;
-                }
+            if let Some(&(left, prev_iso)) = self.previous.get(&j.id)
+                && prev_iso > 0.0
+            {
+                *c += (left - j.remaining_steps) / prev_iso;
             }
             since.push(j.since_arrival);
             denominator.push(if iso > 0.0 { *c + j.remaining_steps / iso } else { f64::INFINITY });
@@ -125,7 +125,7 @@ impl AllocationPolicy for FinishTimeFairness {
                     }
                 })
                 .collect();
-            let (x, z) = lp::max_min(self.name(), m, &entries, input.capacity, self.method)?;
+            let (x, z) = lp::MaxMin { jobs: m, entries: &entries, capacity: input.capacity }.solve(self.name(), self.method)?;
             let r = rho_of(&x);
             if r < hi {
                 let done = hi - r <= TOLERANCE * hi;

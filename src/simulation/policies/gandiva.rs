@@ -7,7 +7,7 @@
 //!   throughput, summed over all GPU types (sum over types of shared / solo, both jobs), is at
 //!   least 1; a pair that cannot run together on some type counts 0 and is dropped.
 //! - When the jobs ask for no more GPUs than the cluster has, every job gets an equal share:
-//!   X[j][k] = n_k / (m * sf_j), rows scaled down to sum to at most 1 (m jobs).
+//!   `X[j][k]` = n_k / (m * sf_j), rows scaled down to sum to at most 1 (m jobs).
 //! - Otherwise the jobs not in a kept pair are paired at random (as many draws as such jobs; a
 //!   draw of two jobs with different scale factors is wasted), and the equal share is computed
 //!   over the combinations (pairs and lone jobs).
@@ -88,10 +88,12 @@ impl AllocationPolicy for Gandiva {
         let mut kept: BTreeMap<usize, usize> = BTreeMap::new();
         for (&job, &other) in &self.partner {
             let key = (job.min(other), job.max(other));
-            if let Some(&p) = pair_of.get(&key) {
-                if index.contains_key(&job) && index.contains_key(&other) && normalized(input, p) >= 1.0 {
-                    kept.insert(job, other);
-                }
+            if let Some(&p) = pair_of.get(&key)
+                && index.contains_key(&job)
+                && index.contains_key(&other)
+                && normalized(input, p) >= 1.0
+            {
+                kept.insert(job, other);
             }
         }
         self.partner = kept;
@@ -128,10 +130,10 @@ impl AllocationPolicy for Gandiva {
         }
         let mut combos: Vec<(usize, Option<usize>)> = pool.iter().map(|&j| (index[&j], None)).collect();
         for (&a, &b) in &self.partner {
-            if a < b {
-                if let Some(&p) = pair_of.get(&(a, b)) {
-                    combos.push((index[&a], Some(p)));
-                }
+            if a < b
+                && let Some(&p) = pair_of.get(&(a, b))
+            {
+                combos.push((index[&a], Some(p)));
             }
         }
         let m = combos.len();

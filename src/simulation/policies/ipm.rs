@@ -48,7 +48,7 @@ pub enum IpmError {
 /// An answer of the method.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IpmSolution {
-    /// x[i][k], row-major n x K, clipped to [0, 1].
+    /// `x[i][k]`, row-major n x K, clipped to [0, 1].
     pub x: Vec<f64>,
     /// The max-min value t.
     pub t: f64,
@@ -62,7 +62,7 @@ pub struct IpmSolution {
 /// `feastol`).
 pub const FEASIBILITY: f64 = 1e-8;
 /// Relative duality gap at which the method may stop (utilities are scaled so that t* <= 1).
-pub const GAP: f64 = 1e-6;
+pub const GAP: f64 = 1e-5;
 /// When the iterations stall or diverge (the normal equations lose their last digits as the
 /// iterates reach the boundary), the best iterate is returned if it is within this tolerance:
 /// ECOS's own reduced-accuracy thresholds (`feastol_inacc` 1e-4, `reltol_inacc` 5e-5), under
@@ -121,6 +121,11 @@ trait System {
     fn rhs(&self) -> Vec<f64>;
     /// Factors the Newton system for scaling `d`.
     fn factor(&self, d: &[f64]) -> Self::Factor;
+    /// Whether solves need iterative refinement near the optimum (eliminations that subtract
+    /// large terms do; a Cholesky factorization of the whole matrix does not).
+    fn refines(&self) -> bool {
+        true
+    }
 }
 
 /// A factored Newton system.
@@ -146,10 +151,10 @@ fn t_dot(n: usize, y: &[f64]) -> f64 {
     -y[..n].iter().sum::<f64>()
 }
 
-/// The max-min LP with one job per entry: `utility[i * K + k]` = a[i][k], `size[i]` = s_i (GPUs
+/// The max-min LP with one job per entry: `utility[i * K + k]` = `a[i][k]`, `size[i]` = s_i (GPUs
 /// per job), `capacity[k]` = n_k.
 pub struct MaxMinLp<'a> {
-    /// a[i][k], row-major n x K.
+    /// `a[i][k]`, row-major n x K.
     pub utility: &'a [f64],
     /// s_i per job.
     pub size: &'a [f64],
@@ -160,7 +165,7 @@ pub struct MaxMinLp<'a> {
 /// The LP's data, column-major.
 struct Data<'a> {
     l: Layout,
-    /// a[k][i], column-major.
+    /// `a[k][i]`, column-major.
     a: Vec<f64>,
     size: &'a [f64],
     capacity: &'a [f64],
@@ -349,6 +354,7 @@ impl MaxMinLp<'_> {
 
 /// Mehrotra's predictor-corrector method on `sys`; returns the relative error, the first `keep`
 /// bounded variables (the x part) and t of the best iterate.
+#[inline(always)]
 fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>, f64), IpmError> {
         let n = sys.jobs();
         let len = sys.len();
@@ -434,7 +440,7 @@ fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>, f64), Ipm
                 rxw[j] = -z[j] * w[j];
             }
             // Far from the optimum D is tame and one solve is exact enough.
-            let refine = mu < REFINE_BELOW;
+            let refine = sys.refines() && mu < REFINE_BELOW;
             direction(sys, &factor, &d, &z, &w, &rb, &rc, rt, &rxw, refine, &mut work);
             let ap = max_step(&z, &work.dz).min(1.0);
             let ad = max_step(&w, &work.dw).min(1.0);
@@ -469,6 +475,7 @@ fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>, f64), Ipm
 /// eliminations lose digits when D spans many orders of magnitude near the optimum, and
 /// refinement wins them back (Wright, "Primal-Dual Interior-Point Methods", SIAM 1997,
 /// chapter 11).
+#[inline(always)]
 fn solve_refined<S: System>(sys: &S, factor: &S::Factor, d: &[f64], r: &[f64], r_t: f64, refine: bool, work: &mut Work) -> f64 {
     let n = sys.jobs();
     let mut v = factor.solve(r, r_t, &mut work.y, &mut work.scratch);
@@ -495,6 +502,7 @@ fn solve_refined<S: System>(sys: &S, factor: &S::Factor, d: &[f64], r: &[f64], r
 /// One Newton direction for complementarity target `rxw` (predictor or corrector): fills
 /// `work.dz`, `work.y` (dy) and `work.dw`, returns dt.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn direction<S: System>(
     sys: &S,
     factor: &S::Factor,
@@ -559,6 +567,10 @@ struct Dense<'a> {
 impl System for Dense<'_> {
     type Factor = Cholesky;
 
+    fn refines(&self) -> bool {
+        false
+    }
+
     fn jobs(&self) -> usize {
         self.n
     }
@@ -567,6 +579,7 @@ impl System for Dense<'_> {
         self.rows.len() * self.k + 2 * self.n + self.k
     }
 
+    #[inline(always)]
     fn apply(&self, z: &[f64], out: &mut [f64]) {
         let (n, k) = (self.n, self.k);
         let base = self.rows.len() * k;
@@ -574,41 +587,46 @@ impl System for Dense<'_> {
             out[i] = -z[base + i];
             out[n + i] = z[base + n + i];
         }
-        for kk in 0..k {
-            out[2 * n + kk] = z[base + 2 * n + kk];
-        }
-        for (r, row) in self.rows.iter().enumerate() {
+        let (head, cap) = out.split_at_mut(2 * n);
+        cap.copy_from_slice(&z[base + 2 * n..base + 2 * n + k]);
+        // Per entry, sums over the types first: four scattered writes instead of 4K.
+        for ((row, x), u) in self.rows.iter().zip(z[..base].chunks_exact(k)).zip(self.u.chunks_exact(2 * k)) {
+            let (mut ua, mut ub, mut total) = (0.0, 0.0, 0.0);
             for kk in 0..k {
-                let x = z[r * k + kk];
-                for m in 0..row.members {
-                    out[row.jobs[m]] += self.u[(r * k + kk) * 2 + m] * x;
-                    out[n + row.jobs[m]] += x;
-                }
-                out[2 * n + kk] += row.size * x;
+                ua += u[2 * kk] * x[kk];
+                ub += u[2 * kk + 1] * x[kk];
+                total += x[kk];
+                cap[kk] += row.size * x[kk];
+            }
+            let a = row.jobs[0];
+            head[a] += ua;
+            head[n + a] += total;
+            if row.members == 2 {
+                let b = row.jobs[1];
+                head[b] += ub;
+                head[n + b] += total;
             }
         }
     }
 
+    #[inline(always)]
     fn apply_transpose(&self, y: &[f64], out: &mut [f64]) {
         let (n, k) = (self.n, self.k);
         let base = self.rows.len() * k;
-        for (r, row) in self.rows.iter().enumerate() {
+        let yc = &y[2 * n..2 * n + k];
+        for ((row, o), u) in self.rows.iter().zip(out[..base].chunks_exact_mut(k)).zip(self.u.chunks_exact(2 * k)) {
+            let a = row.jobs[0];
+            let (ya, ra) = (y[a], y[n + a]);
+            let (yb, rb) = if row.members == 2 { (y[row.jobs[1]], y[n + row.jobs[1]]) } else { (0.0, 0.0) };
             for kk in 0..k {
-                let mut v = row.size * y[2 * n + kk];
-                for m in 0..row.members {
-                    let j = row.jobs[m];
-                    v += self.u[(r * k + kk) * 2 + m] * y[j] + y[n + j];
-                }
-                out[r * k + kk] = v;
+                o[kk] = u[2 * kk] * ya + ra + u[2 * kk + 1] * yb + rb + row.size * yc[kk];
             }
         }
         for i in 0..n {
             out[base + i] = -y[i];
             out[base + n + i] = y[n + i];
         }
-        for kk in 0..k {
-            out[base + 2 * n + kk] = y[2 * n + kk];
-        }
+        out[base + 2 * n..base + 2 * n + k].copy_from_slice(yc);
     }
 
     fn rhs(&self) -> Vec<f64> {
@@ -621,36 +639,56 @@ impl System for Dense<'_> {
 
     /// Builds A D A^T densely (each x column touches at most 5 rows) and factors it by
     /// Cholesky; t's border is handled through q = M^-1 a_t. O(E K + (2n + K)^3 / 6).
+    #[inline(always)]
     fn factor(&self, d: &[f64]) -> Cholesky {
         let (n, k) = (self.n, self.k);
         let m = 2 * n + k;
         let base = self.rows.len() * k;
         let mut l = vec![0.0; m * m];
-        let mut idx = [0usize; 5];
-        let mut val = [0.0f64; 5];
         for (r, row) in self.rows.iter().enumerate() {
+            // Sums over the types of the entry's columns, then one scatter into M's lower
+            // triangle: the column of x[r][k] is u_a e_Ua + e_Ra (+ u_b e_Ub + e_Rb) + s e_Ck.
+            let (mut uu, mut ur, mut rr) = ([0.0_f64; 2], [0.0_f64; 2], 0.0_f64);
+            let mut ab = 0.0_f64;
+            let (mut ua_rb, mut ra_ub) = (0.0_f64, 0.0_f64);
             for kk in 0..k {
                 let dj = d[r * k + kk];
-                let mut c = 0;
-                for mm in 0..row.members {
-                    idx[c] = row.jobs[mm];
-                    val[c] = self.u[(r * k + kk) * 2 + mm];
-                    c += 1;
-                    idx[c] = n + row.jobs[mm];
-                    val[c] = 1.0;
-                    c += 1;
+                let ua = self.u[(r * k + kk) * 2];
+                let ub = self.u[(r * k + kk) * 2 + 1];
+                let c = 2 * n + kk;
+                let s = row.size;
+                uu[0] += dj * ua * ua;
+                ur[0] += dj * ua;
+                rr += dj;
+                l[c * m + row.jobs[0]] += dj * s * ua;
+                l[c * m + n + row.jobs[0]] += dj * s;
+                l[c * m + c] += dj * s * s;
+                if row.members == 2 {
+                    uu[1] += dj * ub * ub;
+                    ur[1] += dj * ub;
+                    ab += dj * ua * ub;
+                    ua_rb += dj * ua;
+                    ra_ub += dj * ub;
+                    l[c * m + row.jobs[1]] += dj * s * ub;
+                    l[c * m + n + row.jobs[1]] += dj * s;
                 }
-                idx[c] = 2 * n + kk;
-                val[c] = row.size;
-                c += 1;
-                for a in 0..c {
-                    for bb in 0..c {
-                        let (i, j) = (idx[a], idx[bb]);
-                        if j <= i {
-                            l[i * m + j] += dj * val[a] * val[bb];
-                        }
-                    }
-                }
+            }
+            let mut add = |i: usize, j: usize, v: f64| {
+                let (i, j) = if j <= i { (i, j) } else { (j, i) };
+                l[i * m + j] += v;
+            };
+            for mm in 0..row.members {
+                let a = row.jobs[mm];
+                add(a, a, uu[mm]);
+                add(n + a, a, ur[mm]);
+                add(n + a, n + a, rr);
+            }
+            if row.members == 2 {
+                let (a, b) = (row.jobs[0], row.jobs[1]);
+                add(a, b, ab);
+                add(n + b, a, ua_rb);
+                add(n + a, b, ra_ub);
+                add(n + a, n + b, rr);
             }
         }
         for i in 0..n {
@@ -667,6 +705,26 @@ impl System for Dense<'_> {
         let sigma = -q[..n].iter().sum::<f64>();
         Cholesky { m, u: n, l, q, sigma }
     }
+}
+
+/// [`mehrotra`] on the dense backend, compiled for AVX2 and FMA when the CPU has them (the
+/// Cholesky factorization and the long vector passes dominate and vectorize four-wide).
+fn solve_dense(sys: &Dense<'_>, keep: usize) -> Result<(f64, Vec<f64>, f64), IpmError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports the features `solve_dense_avx2` is compiled for (checked
+            // just above); the function has no other requirement.
+            return unsafe { solve_dense_avx2(sys, keep) };
+        }
+    }
+    mehrotra(sys, keep)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn solve_dense_avx2(sys: &Dense<'_>, keep: usize) -> Result<(f64, Vec<f64>, f64), IpmError> {
+    mehrotra(sys, keep)
 }
 
 /// A dense Cholesky factor of A D A^T with t's border.
@@ -704,47 +762,78 @@ impl Solve for Cholesky {
 /// (row-major); pivots that rounding makes tiny or negative are replaced by a small positive
 /// value (the usual safeguard of interior-point codes: Wright 1997, chapter 11). O(m^3 / 6).
 fn cholesky(a: &mut [f64], m: usize) {
-    let scale = (0..m).map(|i| a[i * m + i].abs()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-    for i in 0..m {
-        for j in 0..=i {
-            let (ri, rj) = (i * m, j * m);
-            let mut s = a[ri + j];
-            let (mut s0, mut s1, mut s2, mut s3) = (0.0, 0.0, 0.0, 0.0);
-            let mut p = 0;
-            while p + 4 <= j {
-                s0 += a[ri + p] * a[rj + p];
-                s1 += a[ri + p + 1] * a[rj + p + 1];
-                s2 += a[ri + p + 2] * a[rj + p + 2];
-                s3 += a[ri + p + 3] * a[rj + p + 3];
-                p += 4;
-            }
-            while p < j {
-                s0 += a[ri + p] * a[rj + p];
-                p += 1;
-            }
-            s -= (s0 + s1) + (s2 + s3);
-            if i == j {
-                a[ri + i] = if s > 1e-30 * scale { s.sqrt() } else { (1e-30 * scale).sqrt().max(1e-150) };
-            } else {
-                a[ri + j] = s / a[rj + j];
-            }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports the features `cholesky_avx2` is compiled for (checked
+            // just above); the function has no other requirement.
+            unsafe { cholesky_avx2(a, m) };
+            return;
         }
     }
+    cholesky_generic(a, m);
+}
+
+/// [`cholesky_generic`] compiled for AVX2 and FMA (four-wide fused multiply-adds in the dot
+/// products), chosen at run time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn cholesky_avx2(a: &mut [f64], m: usize) {
+    cholesky_generic(a, m);
+}
+
+#[inline(always)]
+fn cholesky_generic(a: &mut [f64], m: usize) {
+    let scale = (0..m).map(|i| a[i * m + i].abs()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let floor = 1e-30 * scale;
+    // Reciprocals of the diagonal: a multiplication in the inner loop instead of a division,
+    // whose latency would stall every row.
+    let mut inverse = vec![0.0_f64; m];
+    for i in 0..m {
+        let (done, rest) = a.split_at_mut(i * m);
+        let row_i = &mut rest[..m];
+        for j in 0..i {
+            let row_j = &done[j * m..j * m + j];
+            let s = row_i[j] - dot(&row_i[..j], row_j);
+            row_i[j] = s * inverse[j];
+        }
+        let s = row_i[i] - dot(&row_i[..i], &row_i[..i]);
+        row_i[i] = if s > floor { s.sqrt() } else { floor.sqrt().max(1e-150) };
+        inverse[i] = 1.0 / row_i[i];
+    }
+}
+
+/// Dot product with eight independent partial sums, which the compiler turns into SIMD lanes.
+#[inline(always)]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0_f64; 8];
+    let (ca, ra) = a.as_chunks::<8>();
+    let (cb, rb) = b.as_chunks::<8>();
+    for (x, y) in ca.iter().zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut tail = 0.0;
+    for (x, y) in ra.iter().zip(rb) {
+        tail += x * y;
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// Solves L L^T x = b in place with the factor of [`cholesky`]. O(m^2).
 fn cholesky_solve(l: &[f64], m: usize, b: &mut [f64]) {
     for i in 0..m {
-        let row = &l[i * m..i * m + i];
-        let s: f64 = row.iter().zip(&b[..i]).map(|(a, x)| a * x).sum();
+        let s = dot(&l[i * m..i * m + i], &b[..i]);
         b[i] = (b[i] - s) / l[i * m + i];
     }
+    // Backward, by columns of L^T (rows of L): subtract each solved x_i from the rows above.
     for i in (0..m).rev() {
-        let mut s = b[i];
-        for j in i + 1..m {
-            s -= l[j * m + i] * b[j];
+        b[i] /= l[i * m + i];
+        let x = b[i];
+        for (bj, lij) in b[..i].iter_mut().zip(&l[i * m..i * m + i]) {
+            *bj -= lij * x;
         }
-        b[i] = s / l[i * m + i];
     }
 }
 
@@ -794,7 +883,7 @@ impl EntryLp<'_> {
         u.iter_mut().for_each(|v| *v *= c);
         let sys = Dense { n, k, rows, u, capacity: self.capacity };
         let keep = self.entries.len() * k;
-        let (error, x, t) = mehrotra(&sys, keep)?;
+        let (error, x, t) = solve_dense(&sys, keep)?;
         let t = t / c;
         Ok(IpmSolution { x: x.into_iter().map(|v| v.clamp(0.0, 1.0)).collect(), t, error })
     }
@@ -852,9 +941,8 @@ impl Solve for Factor {
         let (yr, yc) = rest.split_at_mut(n);
         yu.copy_from_slice(bu);
         yr.copy_from_slice(br);
-        for c in 0..m {
+        for (c, &x) in rc.iter().enumerate().take(m) {
             let (wu, wr) = (&self.wu[c * n..(c + 1) * n], &self.wr[c * n..(c + 1) * n]);
-            let x = rc[c];
             for i in 0..n {
                 yu[i] -= wu[i] * x;
                 yr[i] -= wr[i] * x;
@@ -1019,21 +1107,6 @@ mod tests {
         for v in x {
             assert!((v - 1.0 / 3.0).abs() < 1e-5);
         }
-    }
-
-    #[test]
-    #[ignore]
-    fn speed() {
-        let utility = (0..189).map(|i| 0.2 + ((i * 37 % 101) as f64) / 50.0).collect::<Vec<_>>();
-        let size = vec![1.0; 63];
-        let capacity = [36.0, 36.0, 36.0];
-        let lp = MaxMinLp { utility: &utility, size: &size, capacity: &capacity };
-        let start = std::time::Instant::now();
-        let mut it = 0.0;
-        for _ in 0..1000 {
-            it += lp.solve().unwrap().t;
-        }
-        eprintln!("{} us per solve ({it})", start.elapsed().as_secs_f64() * 1e3);
     }
 
     #[test]

@@ -44,11 +44,14 @@ pub struct PolicyOptions {
     pub sts_units: u32,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
+    /// Let Gavel's space-sharing policies know every pair's measured throughput from the start,
+    /// instead of Gavel's default estimates (see [`crate::simulation::gavel`]).
+    pub measured_pairs: bool,
 }
 
 impl Default for PolicyOptions {
     fn default() -> Self {
-        PolicyOptions { sts_solver: "dp".to_string(), sts_units: 4, lp_method: lp::Method::InteriorPoint }
+        PolicyOptions { sts_solver: "dp".to_string(), sts_units: 4, lp_method: lp::Method::InteriorPoint, measured_pairs: false }
     }
 }
 
@@ -63,10 +66,10 @@ pub fn by_name(
     let method = options.lp_method;
     let scheduler: Box<dyn Scheduler> = match name {
         "fifo" => gavel(fifo::Fifo::new(cluster.types.iter().map(|t| t.name.clone()).collect()), k, config),
-        "gandiva" => gavel(gandiva::Gandiva::new(config.seed), k, config),
+        "gandiva" => estimated(gavel_rounds(gandiva::Gandiva::new(config.seed), k, config), config, options),
         "gavel-mmf" => gavel(max_min::MaxMinFairness::perf(method), k, config),
         #[cfg(feature = "highs")]
-        "gavel-mmf-ss" => gavel(max_min::MaxMinFairness::packed(method), k, config),
+        "gavel-mmf-ss" => estimated(gavel_rounds(max_min::MaxMinFairness::packed(method), k, config), config, options),
         "ftf" => gavel(ftf::FinishTimeFairness::new(method), k, config),
         "sts" => Box::new(sts::Sts::new(cluster, config, options)?),
         _ => {
@@ -76,6 +79,16 @@ pub fn by_name(
     Ok(scheduler)
 }
 
+fn gavel_rounds<P: AllocationPolicy>(policy: P, types: usize, config: &SimConfig) -> GavelRounds<P> {
+    GavelRounds::new(policy, types, config.round_seconds, config.reset_seconds)
+}
+
 fn gavel<P: AllocationPolicy + 'static>(policy: P, types: usize, config: &SimConfig) -> Box<dyn Scheduler> {
-    Box::new(GavelRounds::new(policy, types, config.round_seconds, config.reset_seconds))
+    Box::new(gavel_rounds(policy, types, config))
+}
+
+/// Space-sharing Gavel policies with Gavel's default pair-throughput estimation (seed + 4, as
+/// Gavel seeds its estimator), unless measured pairs are asked for.
+fn estimated<P: AllocationPolicy + 'static>(rounds: GavelRounds<P>, config: &SimConfig, options: &PolicyOptions) -> Box<dyn Scheduler> {
+    if options.measured_pairs { Box::new(rounds) } else { Box::new(rounds.with_pair_estimates(config.seed.wrapping_add(4))) }
 }

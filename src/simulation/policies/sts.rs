@@ -13,15 +13,20 @@
 //! What a job then really gets is read from the measurements for its actual co-runners: alone
 //! on its GPU, its solo throughput; beside one job, the measured pair throughput; beside several,
 //! the product of the pairwise slowdowns (the composition rule of
-//! [`CoLocationModel::throughput_with`]). A pair measured as impossible (Gavel's `[0, 0]`) gives
+//! [`CoLocationModel::throughput_with`](crate::costs::CoLocationModel::throughput_with)). A pair measured as impossible (Gavel's `[0, 0]`) gives
 //! the job nothing that round. The realized throughputs are what the round scheduler's deficits
 //! are updated with, so mispredictions are paid back in later rounds.
+//!
+//! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
+//! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
+//! reports how often (`solver_fallbacks`).
 //!
 //! Per round: one round-problem solve (more when relaxing, O(log F) for F forced jobs), O(n)
 //! instance building, and placement.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::super::engine::{Placement, RoundReport, Scheduler, SimState};
@@ -30,7 +35,34 @@ use super::PolicyOptions;
 use crate::costs::slots::slot_throughputs;
 use crate::instance::{Instance, JobSpec};
 use crate::rounds::RoundScheduler;
-use crate::solvers::{self, SolverConfig};
+use crate::formulation::RoundProblem;
+use crate::solution::Solution;
+use crate::solvers::{self, SolveError, Solver, SolverConfig};
+
+/// The round solver of `sts`: the configured one, and the ILP for the problems it refuses as too
+/// large (the DP's state limit), counted. The answer is exact either way.
+struct WithFallback {
+    primary: Box<dyn Solver>,
+    backup: Option<Box<dyn Solver>>,
+    fallbacks: Arc<AtomicU64>,
+}
+
+impl Solver for WithFallback {
+    fn name(&self) -> &'static str {
+        self.primary.name()
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        let result = self.primary.solve_problem(problem);
+        match (&result, &self.backup) {
+            (Err(SolveError::TooLarge { .. }), Some(backup)) => {
+                self.fallbacks.fetch_add(1, Ordering::Relaxed);
+                backup.solve_problem(problem)
+            }
+            _ => result,
+        }
+    }
+}
 
 /// The STS policy.
 pub struct Sts {
@@ -43,6 +75,7 @@ pub struct Sts {
     /// (name, realized throughput) of the jobs placed in the round being run.
     realized: Vec<(String, f64)>,
     solver_seconds: f64,
+    fallbacks: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Sts {
@@ -54,7 +87,7 @@ impl std::fmt::Debug for Sts {
 /// Slot sizes 1, 2, 4, ... up to `units` (a divisibility ladder), plus `units` itself.
 fn ladder(units: u32) -> Vec<u32> {
     let mut sizes: Vec<u32> = std::iter::successors(Some(1u32), |s| s.checked_mul(2)).take_while(|&s| s < units).collect();
-    sizes.retain(|s| units % s == 0);
+    sizes.retain(|&s| units.is_multiple_of(s));
     sizes.push(units);
     sizes
 }
@@ -90,6 +123,7 @@ impl Sts {
             names: HashMap::new(),
             realized: Vec::new(),
             solver_seconds: 0.0,
+            fallbacks: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -106,8 +140,11 @@ impl Sts {
                 builder = builder.gpu_type(&t.name, u64::from(t.count), u64::from(self.units), &sizes);
             }
             let cluster = builder.build().map_err(Sts::error)?;
-            let solver = solvers::by_name(&self.solver, &SolverConfig::default())
+            let primary = solvers::by_name(&self.solver, &SolverConfig::default())
                 .ok_or_else(|| Sts::error(format!("unknown solver {}", self.solver)))?;
+            // The ILP when built with HiGHS, and unless it is the configured solver already.
+            let backup = if self.solver == "ilp" { None } else { solvers::by_name("ilp", &SolverConfig::default()) };
+            let solver = Box::new(WithFallback { primary, backup, fallbacks: Arc::clone(&self.fallbacks) });
             // Placement chooses co-runners by measured slowdown, 1 - shared / solo (infinite
             // for pairs that cannot share).
             let table = Arc::new(state.table.clone());
@@ -214,5 +251,38 @@ impl Scheduler for Sts {
 
     fn solver_seconds(&self) -> f64 {
         self.solver_seconds
+    }
+
+    fn solver_fallbacks(&self) -> u64 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(all(test, feature = "highs"))]
+mod tests {
+    use super::*;
+    use crate::instance::Instance;
+    use crate::solution::objectives_agree;
+
+    /// A round problem the DP refuses under a tiny state limit goes to the ILP, is counted, and
+    /// gets the DP's own optimum.
+    #[test]
+    fn too_large_rounds_fall_back_to_the_ilp() {
+        let instance = Instance::from_path("instances/gavel-8x3-40.json").unwrap();
+        let problem = RoundProblem::new(&instance);
+        let tiny = SolverConfig { max_bytes: Some(100), ..SolverConfig::default() };
+        let fallbacks = Arc::new(AtomicU64::new(0));
+        let solver = WithFallback {
+            primary: solvers::by_name("dp", &tiny).unwrap(),
+            backup: solvers::by_name("ilp", &SolverConfig::default()),
+            fallbacks: Arc::clone(&fallbacks),
+        };
+        let answer = solver.solve_problem(&problem).unwrap();
+        assert_eq!(fallbacks.load(Ordering::Relaxed), 1);
+        let exact = solvers::by_name("dp", &SolverConfig::default()).unwrap().solve_problem(&problem).unwrap();
+        assert!(objectives_agree(answer.objective.unwrap(), exact.objective.unwrap()));
+        // Without a backup the refusal is the answer.
+        let alone = WithFallback { primary: solvers::by_name("dp", &tiny).unwrap(), backup: None, fallbacks };
+        assert!(matches!(alone.solve_problem(&problem), Err(SolveError::TooLarge { .. })));
     }
 }
