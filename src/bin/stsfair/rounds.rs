@@ -39,7 +39,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     if args.rounds == 0 {
         return Err(Failure::input("--rounds must be >= 1 (got 0)"));
     }
-    let solver = args.solver.solver()?;
+    let solver = args.solver.solver_for_rounds()?;
     let instance = load(&args.file)?;
     let mut scheduler = RoundScheduler::new(&instance, solver);
     if let Some(path) = &args.throughputs {

@@ -17,7 +17,8 @@ pub struct ValidateArgs {
 /// The solver flags shared by `solve` and `rounds` (flattened into both).
 #[derive(Args)]
 pub struct SolverArgs {
-    /// Solver: dp (exact, fast), dp-dense (reference DP), brute (tiny instances), ilp (HiGHS).
+    /// Solver: dp (exact, fast), dp-dense (reference DP), brute (tiny instances), ilp (HiGHS),
+    /// dp+ilp (dp, and the ilp for a round dp refuses as too large; what `rounds` uses for dp).
     #[arg(long, default_value = "dp")]
     solver: String,
     /// Time limit in seconds per solve (ilp).
@@ -40,8 +41,22 @@ pub struct SolverArgs {
 impl SolverArgs {
     /// The solver the flags name, with their configuration; usage errors (exit 2) name the flag.
     pub fn solver(&self) -> Result<Box<dyn Solver>, Failure> {
+        self.named(&self.solver)
+    }
+
+    /// For `rounds`: like [`SolverArgs::solver`], but `dp` becomes `dp+ilp` when the crate has
+    /// the ILP, so that a round the DP refuses as too large is solved by HiGHS instead of ending
+    /// the run (a scheduler's rounds must not fail).
+    pub fn solver_for_rounds(&self) -> Result<Box<dyn Solver>, Failure> {
+        if self.solver == "dp" && solvers::solver_names().contains(&"dp+ilp") {
+            return self.named("dp+ilp");
+        }
+        self.solver()
+    }
+
+    fn named(&self, name: &str) -> Result<Box<dyn Solver>, Failure> {
         let config = self.config()?;
-        solvers::by_name(&self.solver, &config).ok_or_else(|| {
+        solvers::by_name(name, &config).ok_or_else(|| {
             Failure::input(format!(
                 "--solver must be one of {} (got {:?})",
                 solvers::solver_names().join(", "),
