@@ -137,7 +137,11 @@ impl RoundProblem {
             .map(|(jx, job)| {
                 let share = shares[jx];
                 let fair_rate = fair_rate(instance, jx, share);
-                let max_throughput = job.options().iter().map(|o| o.throughput).fold(0.0, f64::max);
+                let max_throughput = job
+                    .options()
+                    .iter()
+                    .map(|o| o.throughput)
+                    .fold(0.0, f64::max);
                 let minimum = (job.deficit() + fairness.lambda) - fairness.max_debt;
                 let all = |o: &JobOption| sigma(o.throughput, fair_rate);
                 let mk = |(i, o): (usize, &JobOption)| RoundOption {
@@ -151,25 +155,52 @@ impl RoundProblem {
                 };
                 let every: Vec<RoundOption> = job.options().iter().enumerate().map(mk).collect();
                 let (class, options) = if fair_rate > 0.0 && minimum > 0.0 {
-                    let reaching: Vec<RoundOption> =
-                        every.iter().copied().filter(|o| o.sigma >= minimum).collect();
+                    let reaching: Vec<RoundOption> = every
+                        .iter()
+                        .copied()
+                        .filter(|o| o.sigma >= minimum)
+                        .collect();
                     if reaching.is_empty() {
-                        let best = every.iter().map(|o| o.sigma).fold(f64::NEG_INFINITY, f64::max);
+                        let best = every
+                            .iter()
+                            .map(|o| o.sigma)
+                            .fold(f64::NEG_INFINITY, f64::max);
                         let top = every.iter().copied().filter(|o| o.sigma == best).collect();
-                        (JobClass::Forced { cannot_catch_up: true }, top)
+                        (
+                            JobClass::Forced {
+                                cannot_catch_up: true,
+                            },
+                            top,
+                        )
                     } else {
-                        (JobClass::Forced { cannot_catch_up: false }, reaching)
+                        (
+                            JobClass::Forced {
+                                cannot_catch_up: false,
+                            },
+                            reaching,
+                        )
                     }
                 } else if fair_rate > 0.0 {
                     (JobClass::Optional, every)
                 } else {
                     (JobClass::Unbounded, every)
                 };
-                RoundJob { share, fair_rate, max_throughput, minimum, class, options }
+                RoundJob {
+                    share,
+                    fair_rate,
+                    max_throughput,
+                    minimum,
+                    class,
+                    options,
+                }
             })
             .collect();
         RoundProblem {
-            type_names: instance.gpu_types().iter().map(|g| g.name().to_string()).collect(),
+            type_names: instance
+                .gpu_types()
+                .iter()
+                .map(|g| g.name().to_string())
+                .collect(),
             job_ids: instance.jobs().iter().map(|j| j.id().to_string()).collect(),
             capacity,
             jobs,
@@ -183,7 +214,11 @@ impl RoundProblem {
 
     /// Indices of the forced jobs.
     pub fn forced(&self) -> impl Iterator<Item = usize> + '_ {
-        self.jobs.iter().enumerate().filter(|(_, j)| !j.may_idle()).map(|(i, _)| i)
+        self.jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| !j.may_idle())
+            .map(|(i, _)| i)
     }
 
     /// A Hall-type certificate of infeasibility, if one exists: a set of GPU types T such that the
@@ -215,12 +250,19 @@ impl RoundProblem {
             let mut jobs = 0usize;
             for (mask, least) in &forced {
                 if mask & !set == 0 {
-                    let m = (0..k).filter(|t| set >> t & 1 == 1).map(|t| least[t]).min().unwrap_or(0);
+                    let m = (0..k)
+                        .filter(|t| set >> t & 1 == 1)
+                        .map(|t| least[t])
+                        .min()
+                        .unwrap_or(0);
                     need = need.saturating_add(m);
                     jobs += 1;
                 }
             }
-            let have: u64 = (0..k).filter(|t| set >> t & 1 == 1).map(|t| self.capacity[t]).sum();
+            let have: u64 = (0..k)
+                .filter(|t| set >> t & 1 == 1)
+                .map(|t| self.capacity[t])
+                .sum();
             if need > have {
                 let short = need - have;
                 // Prefer the smallest set of types; among equals the largest shortage.

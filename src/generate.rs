@@ -127,8 +127,9 @@ pub enum GenError {
 pub fn synthetic(config: &GenConfig) -> Result<Instance, GenError> {
     check(config)?;
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let speeds: Vec<f64> =
-        (0..config.gpus.len()).map(|k| (1.0 / (1.0 + 0.5 * k as f64)) * rng.random_range(0.9..1.1)).collect();
+    let speeds: Vec<f64> = (0..config.gpus.len())
+        .map(|k| (1.0 / (1.0 + 0.5 * k as f64)) * rng.random_range(0.9..1.1))
+        .collect();
     let deficits = deficits(&mut rng, config);
     let width = digits(config.jobs);
     let mut builder = builder(config);
@@ -144,14 +145,18 @@ pub fn synthetic(config: &GenConfig) -> Result<Instance, GenError> {
         } else {
             1
         };
-        let mut present: Vec<bool> = (0..config.gpus.len()).map(|_| rng.random::<f64>() >= config.missing).collect();
+        let mut present: Vec<bool> = (0..config.gpus.len())
+            .map(|_| rng.random::<f64>() >= config.missing)
+            .collect();
         if !present.iter().any(|&p| p) {
             let k = rng.random_range(0..present.len());
             present[k] = true;
         }
         let weight = draw_weight(&mut rng, config);
-        let mut job =
-            JobSpec::new(format!("job-{:0width$}", i + 1)).weight(weight).workers(u64::from(workers)).deficit(deficit);
+        let mut job = JobSpec::new(format!("job-{:0width$}", i + 1))
+            .weight(weight)
+            .workers(u64::from(workers))
+            .deficit(deficit);
         for (k, gpu) in config.gpus.iter().enumerate() {
             let affinity = rng.random_range(0.8..1.25);
             if !present[k] {
@@ -173,15 +178,20 @@ pub fn synthetic(config: &GenConfig) -> Result<Instance, GenError> {
 /// [`slot_throughputs`] (the whole-GPU, half-GPU and power-law derivation of `docs/costs.md`).
 /// Every GPU type of the config must be a GPU type of the model's inputs. O(T * J log J + n *
 /// sum_k |S_k|) for T types and J job types (the slot times of each job type are computed once).
-pub fn from_measurements(model: &dyn CoLocationModel, config: &GenConfig) -> Result<Instance, GenError> {
+pub fn from_measurements(
+    model: &dyn CoLocationModel,
+    config: &GenConfig,
+) -> Result<Instance, GenError> {
     check(config)?;
     let inputs = model.inputs();
     let mut gpu_index = Vec::new();
     for gpu in &config.gpus {
-        let g = inputs.gpu_index(&gpu.name).ok_or_else(|| GenError::UnknownGpuType {
-            name: gpu.name.clone(),
-            available: inputs.gpu_types().join(", "),
-        })?;
+        let g = inputs
+            .gpu_index(&gpu.name)
+            .ok_or_else(|| GenError::UnknownGpuType {
+                name: gpu.name.clone(),
+                available: inputs.gpu_types().join(", "),
+            })?;
         gpu_index.push(g);
     }
     // Times of every job type on every chosen type, computed once.
@@ -197,10 +207,17 @@ pub fn from_measurements(model: &dyn CoLocationModel, config: &GenConfig) -> Res
         })
         .collect();
     let pool: Vec<usize> = (0..inputs.job_types().len())
-        .filter(|&j| (config.multi || inputs.job_types()[j].scale_factor == 1) && !table[j].is_empty())
+        .filter(|&j| {
+            (config.multi || inputs.job_types()[j].scale_factor == 1) && !table[j].is_empty()
+        })
         .collect();
     if pool.is_empty() {
-        let gpus = config.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", ");
+        let gpus = config
+            .gpus
+            .iter()
+            .map(|g| g.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         return Err(GenError::NoJobTypes { gpus });
     }
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
@@ -240,12 +257,20 @@ fn check(config: &GenConfig) -> Result<(), GenError> {
         return param("forced", "must be in [0, 1]", config.forced.to_string());
     }
     if !(config.deficit_max.is_finite() && config.deficit_max >= 0.0) {
-        return param("deficit_max", "must be finite and >= 0", config.deficit_max.to_string());
+        return param(
+            "deficit_max",
+            "must be finite and >= 0",
+            config.deficit_max.to_string(),
+        );
     }
     if config.weights.is_empty() {
         return param("weights", "must list at least one weight", "none".into());
     }
-    if let Some(w) = config.weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+    if let Some(w) = config
+        .weights
+        .iter()
+        .find(|w| !(w.is_finite() && **w > 0.0))
+    {
         return param("weights", "must be finite and > 0", w.to_string());
     }
     if !(0.0..1.0).contains(&config.missing) {
@@ -259,7 +284,11 @@ fn check(config: &GenConfig) -> Result<(), GenError> {
         && f.max_debt.is_finite()
         && f.credit.is_finite())
     {
-        return param("fairness", "must have lambda in (0, 1], finite max_debt >= 0 and credit >= 0", format!("{f:?}"));
+        return param(
+            "fairness",
+            "must have lambda in (0, 1], finite max_debt >= 0 and credit >= 0",
+            format!("{f:?}"),
+        );
     }
     Ok(())
 }
@@ -280,7 +309,11 @@ fn builder(config: &GenConfig) -> crate::instance::InstanceBuilder {
 /// rest with m_j <= 0, checked with the formulation's own expression `(D + lambda) - Delta`.
 fn deficits(rng: &mut ChaCha8Rng, config: &GenConfig) -> Vec<f64> {
     let n = config.jobs;
-    let Fairness { lambda, max_debt, credit } = config.fairness;
+    let Fairness {
+        lambda,
+        max_debt,
+        credit,
+    } = config.fairness;
     let threshold = max_debt - lambda;
     let n_forced = ((config.forced * n as f64).round() as usize).min(n);
     let mut order: Vec<usize> = (0..n).collect();
@@ -296,7 +329,8 @@ fn deficits(rng: &mut ChaCha8Rng, config: &GenConfig) -> Vec<f64> {
             // u in (0, 1] for forced jobs, [0, 1) for the others.
             let u: f64 = rng.random();
             if f {
-                let mut d = round6(threshold + (1.0 - u) * config.deficit_max.max(f64::MIN_POSITIVE));
+                let mut d =
+                    round6(threshold + (1.0 - u) * config.deficit_max.max(f64::MIN_POSITIVE));
                 while minimum(d) <= 0.0 {
                     d = d.next_up();
                 }
@@ -338,8 +372,18 @@ mod tests {
         GenConfig {
             jobs,
             gpus: vec![
-                GpuSpec { name: "a".into(), count: 4, units: 4, ladder: vec![1, 2, 4] },
-                GpuSpec { name: "b".into(), count: 2, units: 8, ladder: vec![2, 4, 8] },
+                GpuSpec {
+                    name: "a".into(),
+                    count: 4,
+                    units: 4,
+                    ladder: vec![1, 2, 4],
+                },
+                GpuSpec {
+                    name: "b".into(),
+                    count: 2,
+                    units: 8,
+                    ladder: vec![2, 4, 8],
+                },
             ],
             ..GenConfig::default()
         }
@@ -351,18 +395,30 @@ mod tests {
         let forced = inst.jobs().iter().filter(|j| j.deficit() > 0.0).count();
         assert_eq!(forced, 5);
         let problem = RoundProblem::new(&inst);
-        let classed = problem.jobs.iter().filter(|j| matches!(j.class, JobClass::Forced { .. })).count();
+        let classed = problem
+            .jobs
+            .iter()
+            .filter(|j| matches!(j.class, JobClass::Forced { .. }))
+            .count();
         assert_eq!(classed, 5);
     }
 
     #[test]
     fn forced_fraction_holds_for_other_fairness() {
         let mut c = config(40);
-        c.fairness = Fairness { lambda: 0.7, max_debt: 2.0, credit: 0.5 };
+        c.fairness = Fairness {
+            lambda: 0.7,
+            max_debt: 2.0,
+            credit: 0.5,
+        };
         c.forced = 0.25;
         let inst = synthetic(&c).unwrap();
         let problem = RoundProblem::new(&inst);
-        let classed = problem.jobs.iter().filter(|j| matches!(j.class, JobClass::Forced { .. })).count();
+        let classed = problem
+            .jobs
+            .iter()
+            .filter(|j| matches!(j.class, JobClass::Forced { .. }))
+            .count();
         assert_eq!(classed, 10);
     }
 

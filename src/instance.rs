@@ -60,11 +60,18 @@ pub enum InstanceError {
 
 impl InstanceError {
     fn rule(path: impl Into<String>, rule: impl Into<String>, got: impl fmt::Display) -> Self {
-        InstanceError::Rule { path: path.into(), rule: rule.into(), got: clip(got.to_string()) }
+        InstanceError::Rule {
+            path: path.into(),
+            rule: rule.into(),
+            got: clip(got.to_string()),
+        }
     }
 
     fn syntax(path: String, message: String) -> Self {
-        InstanceError::Syntax { path: clip(path), message: clip(message) }
+        InstanceError::Syntax {
+            path: clip(path),
+            message: clip(message),
+        }
     }
 }
 
@@ -82,14 +89,21 @@ fn clip(s: String) -> String {
     let half = MAX_QUOTE / 2;
     let head: String = s.chars().take(half).collect();
     let tail: String = s.chars().skip(chars - half).collect();
-    format!("{head} ... [{} characters cut] ... {tail}", chars - MAX_QUOTE)
+    format!(
+        "{head} ... [{} characters cut] ... {tail}",
+        chars - MAX_QUOTE
+    )
 }
 
 /// A number as an error quotes it: plain when short (`-2`, `0.25`), in exponent form otherwise, so
 /// that `1e308` is not written out as 309 digits and `5e-324` as 324 zeros.
 fn num(x: f64) -> String {
     let plain = x.to_string();
-    if plain.len() <= 24 { plain } else { format!("{x:e}") }
+    if plain.len() <= 24 {
+        plain
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// Fairness parameters (MODEL.md section 3).
@@ -105,7 +119,11 @@ pub struct Fairness {
 
 impl Default for Fairness {
     fn default() -> Self {
-        Fairness { lambda: 1.0, max_debt: 1.0, credit: 1.0 }
+        Fairness {
+            lambda: 1.0,
+            max_debt: 1.0,
+            credit: 1.0,
+        }
     }
 }
 
@@ -228,7 +246,8 @@ impl Instance {
             InstanceError::syntax(path, e.into_inner().to_string())
         })?;
         // serde stops reading after the first value: text after it must be refused here.
-        de.end().map_err(|e| InstanceError::syntax(".".into(), e.to_string()))?;
+        de.end()
+            .map_err(|e| InstanceError::syntax(".".into(), e.to_string()))?;
         check_objects(text)?;
         raw.validate()
     }
@@ -308,7 +327,10 @@ impl Instance {
     /// A copy with other fairness parameters, validated like a file's.
     pub fn with_fairness(&self, fairness: Fairness) -> Result<Instance, InstanceError> {
         check_fairness(&fairness)?;
-        Ok(Instance { fairness, ..self.clone() })
+        Ok(Instance {
+            fairness,
+            ..self.clone()
+        })
     }
 
     /// A copy with the job deficits replaced (one per job, in order), validated like a file's.
@@ -323,7 +345,11 @@ impl Instance {
         let mut out = self.clone();
         for (i, (job, &d)) in out.jobs.iter_mut().zip(deficits).enumerate() {
             if !d.is_finite() {
-                return Err(InstanceError::rule(format!("jobs[{i}].deficit"), "must be finite", num(d)));
+                return Err(InstanceError::rule(
+                    format!("jobs[{i}].deficit"),
+                    "must be finite",
+                    num(d),
+                ));
             }
             job.deficit = d;
         }
@@ -341,7 +367,10 @@ pub(crate) fn read_limited(path: &Path) -> Result<String, InstanceError> {
     if meta.len() > MAX_FILE_BYTES {
         return Err(InstanceError::Io {
             file: path.display().to_string(),
-            message: format!("file is {} bytes, more than the limit of {MAX_FILE_BYTES}", meta.len()),
+            message: format!(
+                "file is {} bytes, more than the limit of {MAX_FILE_BYTES}",
+                meta.len()
+            ),
         });
     }
     std::fs::read_to_string(path).map_err(io)
@@ -392,7 +421,13 @@ impl InstanceBuilder {
         self
     }
     /// Adds a GPU type.
-    pub fn gpu_type(mut self, name: impl Into<String>, count: u64, units: u64, slot_sizes: &[u64]) -> Self {
+    pub fn gpu_type(
+        mut self,
+        name: impl Into<String>,
+        count: u64,
+        units: u64,
+        slot_sizes: &[u64],
+    ) -> Self {
         self.raw.gpu_types.push(RawGpuType {
             name: name.into(),
             count,
@@ -422,7 +457,13 @@ impl JobSpec {
     /// A job with this id and no times yet.
     pub fn new(id: impl Into<String>) -> Self {
         JobSpec {
-            raw: RawJob { id: id.into(), weight: None, workers: None, deficit: None, times: Vec::new() },
+            raw: RawJob {
+                id: id.into(),
+                weight: None,
+                workers: None,
+                deficit: None,
+                times: Vec::new(),
+            },
         }
     }
     /// Sets w_j.
@@ -442,7 +483,11 @@ impl JobSpec {
     }
     /// Adds a predicted time: `sec_per_iter` seconds per iteration in `slot`-unit slots of `gpu`.
     pub fn time(mut self, gpu: impl Into<String>, slot: u64, sec_per_iter: f64) -> Self {
-        self.raw.times.push(RawTime { gpu: gpu.into(), slot, sec_per_iter });
+        self.raw.times.push(RawTime {
+            gpu: gpu.into(),
+            slot,
+            sec_per_iter,
+        });
         self
     }
 }
@@ -454,9 +499,17 @@ impl JobSpec {
 #[serde(deny_unknown_fields)]
 struct RawInstance {
     format: String,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     name: Option<String>,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     fairness: Option<RawFairness>,
     gpu_types: Vec<RawGpuType>,
     jobs: Vec<RawJob>,
@@ -465,11 +518,23 @@ struct RawInstance {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawFairness {
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     lambda: Option<f64>,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     max_debt: Option<f64>,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     credit: Option<f64>,
 }
 
@@ -486,11 +551,23 @@ struct RawGpuType {
 #[serde(deny_unknown_fields)]
 struct RawJob {
     id: String,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     weight: Option<f64>,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     workers: Option<u64>,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     deficit: Option<f64>,
     times: Vec<RawTime>,
 }
@@ -521,9 +598,20 @@ fn check_objects(text: &str) -> Result<(), InstanceError> {
     ]);
     let mut found = None;
     let mut de = serde_json::Deserializer::from_str(text);
-    let walked = serde::de::DeserializeSeed::deserialize(Walk { shape: &DOC, path: ".".into(), found: &mut found }, &mut de);
+    let walked = serde::de::DeserializeSeed::deserialize(
+        Walk {
+            shape: &DOC,
+            path: ".".into(),
+            found: &mut found,
+        },
+        &mut de,
+    );
     match (found, walked) {
-        (Some(path), _) => Err(InstanceError::rule(path, "must be a JSON object", "an array")),
+        (Some(path), _) => Err(InstanceError::rule(
+            path,
+            "must be a JSON object",
+            "an array",
+        )),
         (None, Err(e)) => Err(InstanceError::syntax(".".into(), e.to_string())),
         (None, Ok(())) => Ok(()),
     }
@@ -588,7 +676,14 @@ impl<'de> serde::de::Visitor<'de> for Walk<'_> {
                 let mut i = 0usize;
                 loop {
                     let path = format!("{}[{i}]", self.path);
-                    if seq.next_element_seed(Walk { shape: item, path, found: &mut *self.found })?.is_none() {
+                    if seq
+                        .next_element_seed(Walk {
+                            shape: item,
+                            path,
+                            found: &mut *self.found,
+                        })?
+                        .is_none()
+                    {
                         return Ok(());
                     }
                     i += 1;
@@ -605,8 +700,16 @@ impl<'de> serde::de::Visitor<'de> for Walk<'_> {
         while let Some(key) = map.next_key::<String>()? {
             match members.iter().find(|(name, _)| *name == key) {
                 Some((_, shape)) => {
-                    let path = if self.path == "." { key } else { format!("{}.{key}", self.path) };
-                    map.next_value_seed(Walk { shape, path, found: &mut *self.found })?;
+                    let path = if self.path == "." {
+                        key
+                    } else {
+                        format!("{}.{key}", self.path)
+                    };
+                    map.next_value_seed(Walk {
+                        shape,
+                        path,
+                        found: &mut *self.found,
+                    })?;
                 }
                 None => {
                     map.next_value::<serde::de::IgnoredAny>()?;
@@ -624,20 +727,36 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 
 fn check_fairness(f: &Fairness) -> Result<(), InstanceError> {
     if !(f.lambda > 0.0 && f.lambda <= 1.0) {
-        return Err(InstanceError::rule("fairness.lambda", "must be in (0, 1]", num(f.lambda)));
+        return Err(InstanceError::rule(
+            "fairness.lambda",
+            "must be in (0, 1]",
+            num(f.lambda),
+        ));
     }
     if !(f.max_debt >= 0.0 && f.max_debt.is_finite()) {
-        return Err(InstanceError::rule("fairness.max_debt", "must be finite and >= 0", num(f.max_debt)));
+        return Err(InstanceError::rule(
+            "fairness.max_debt",
+            "must be finite and >= 0",
+            num(f.max_debt),
+        ));
     }
     if !(f.credit >= 0.0 && f.credit.is_finite()) {
-        return Err(InstanceError::rule("fairness.credit", "must be finite and >= 0", num(f.credit)));
+        return Err(InstanceError::rule(
+            "fairness.credit",
+            "must be finite and >= 0",
+            num(f.credit),
+        ));
     }
     Ok(())
 }
 
 fn check_int(path: &str, value: u64, min: u64, max: u64) -> Result<u32, InstanceError> {
     if value < min || value > max {
-        return Err(InstanceError::rule(path, format!("must be an integer in [{min}, {max}]"), value));
+        return Err(InstanceError::rule(
+            path,
+            format!("must be an integer in [{min}, {max}]"),
+            value,
+        ));
     }
     // max <= MAX_COUNT fits in u32
     u32::try_from(value).map_err(|_| InstanceError::rule(path, "must fit in 32 bits", value))
@@ -646,7 +765,11 @@ fn check_int(path: &str, value: u64, min: u64, max: u64) -> Result<u32, Instance
 impl RawInstance {
     fn validate(self) -> Result<Instance, InstanceError> {
         if self.format != FORMAT_TAG {
-            return Err(InstanceError::rule("format", format!("must be \"{FORMAT_TAG}\""), format!("{:?}", self.format)));
+            return Err(InstanceError::rule(
+                "format",
+                format!("must be \"{FORMAT_TAG}\""),
+                format!("{:?}", self.format),
+            ));
         }
         let d = Fairness::default();
         let fairness = match &self.fairness {
@@ -660,21 +783,37 @@ impl RawInstance {
         check_fairness(&fairness)?;
 
         if self.gpu_types.is_empty() {
-            return Err(InstanceError::rule("gpu_types", "must list at least one GPU type", "[]"));
+            return Err(InstanceError::rule(
+                "gpu_types",
+                "must list at least one GPU type",
+                "[]",
+            ));
         }
         let mut gpu_types: Vec<GpuType> = Vec::with_capacity(self.gpu_types.len());
         for (k, g) in self.gpu_types.iter().enumerate() {
             let p = format!("gpu_types[{k}]");
             if g.name.is_empty() {
-                return Err(InstanceError::rule(format!("{p}.name"), "must not be empty", "\"\""));
+                return Err(InstanceError::rule(
+                    format!("{p}.name"),
+                    "must not be empty",
+                    "\"\"",
+                ));
             }
             if gpu_types.iter().any(|o| o.name == g.name) {
-                return Err(InstanceError::rule(format!("{p}.name"), "must be unique among gpu_types", format!("{:?}", g.name)));
+                return Err(InstanceError::rule(
+                    format!("{p}.name"),
+                    "must be unique among gpu_types",
+                    format!("{:?}", g.name),
+                ));
             }
             let count = check_int(&format!("{p}.count"), g.count, 0, MAX_COUNT)?;
             let units = check_int(&format!("{p}.units"), g.units, 1, MAX_UNITS)?;
             if g.slot_sizes.is_empty() {
-                return Err(InstanceError::rule(format!("{p}.slot_sizes"), "must not be empty", "[]"));
+                return Err(InstanceError::rule(
+                    format!("{p}.slot_sizes"),
+                    "must not be empty",
+                    "[]",
+                ));
             }
             let mut sizes = Vec::with_capacity(g.slot_sizes.len());
             for (i, &s) in g.slot_sizes.iter().enumerate() {
@@ -682,10 +821,22 @@ impl RawInstance {
                 let s = check_int(&sp, s, 1, MAX_UNITS)?;
                 if let Some(&prev) = sizes.last() {
                     if s <= prev {
-                        return Err(InstanceError::rule(&sp, format!("must be larger than the size before it ({prev}): slot_sizes are strictly ascending"), s));
+                        return Err(InstanceError::rule(
+                            &sp,
+                            format!(
+                                "must be larger than the size before it ({prev}): slot_sizes are strictly ascending"
+                            ),
+                            s,
+                        ));
                     }
                     if s % prev != 0 {
-                        return Err(InstanceError::rule(&sp, format!("must be a multiple of the size before it ({prev}): slot_sizes form a divisibility ladder"), s));
+                        return Err(InstanceError::rule(
+                            &sp,
+                            format!(
+                                "must be a multiple of the size before it ({prev}): slot_sizes form a divisibility ladder"
+                            ),
+                            s,
+                        ));
                     }
                 }
                 sizes.push(s);
@@ -701,7 +852,12 @@ impl RawInstance {
                     largest,
                 ));
             }
-            gpu_types.push(GpuType { name: g.name.clone(), count, units, slot_sizes: sizes });
+            gpu_types.push(GpuType {
+                name: g.name.clone(),
+                count,
+                units,
+                slot_sizes: sizes,
+            });
         }
 
         let mut ids = std::collections::HashSet::with_capacity(self.jobs.len());
@@ -710,47 +866,91 @@ impl RawInstance {
         for (j, rj) in self.jobs.into_iter().enumerate() {
             let p = format!("jobs[{j}]");
             if rj.id.is_empty() {
-                return Err(InstanceError::rule(format!("{p}.id"), "must not be empty", "\"\""));
+                return Err(InstanceError::rule(
+                    format!("{p}.id"),
+                    "must not be empty",
+                    "\"\"",
+                ));
             }
             if !ids.insert(rj.id.clone()) {
-                return Err(InstanceError::rule(format!("{p}.id"), "must be unique among jobs", format!("{:?}", rj.id)));
+                return Err(InstanceError::rule(
+                    format!("{p}.id"),
+                    "must be unique among jobs",
+                    format!("{:?}", rj.id),
+                ));
             }
             let weight = rj.weight.unwrap_or(1.0);
             if !(weight > 0.0 && weight.is_finite()) {
-                return Err(InstanceError::rule(format!("{p}.weight"), "must be finite and > 0", num(weight)));
+                return Err(InstanceError::rule(
+                    format!("{p}.weight"),
+                    "must be finite and > 0",
+                    num(weight),
+                ));
             }
             // phi_j = w_j / (sum of w): an infinite sum would make every share 0 and the
             // objective infinite.
             weight_sum += weight;
             if !weight_sum.is_finite() {
-                return Err(InstanceError::rule(format!("{p}.weight"), "must keep the sum of all job weights finite", num(weight)));
+                return Err(InstanceError::rule(
+                    format!("{p}.weight"),
+                    "must keep the sum of all job weights finite",
+                    num(weight),
+                ));
             }
-            let workers = check_int(&format!("{p}.workers"), rj.workers.unwrap_or(1), 1, MAX_WORKERS)?;
+            let workers = check_int(
+                &format!("{p}.workers"),
+                rj.workers.unwrap_or(1),
+                1,
+                MAX_WORKERS,
+            )?;
             let deficit = rj.deficit.unwrap_or(0.0);
             if !deficit.is_finite() {
-                return Err(InstanceError::rule(format!("{p}.deficit"), "must be finite", num(deficit)));
+                return Err(InstanceError::rule(
+                    format!("{p}.deficit"),
+                    "must be finite",
+                    num(deficit),
+                ));
             }
             let mut times: Vec<SlotTime> = Vec::with_capacity(rj.times.len());
             for (t, rt) in rj.times.iter().enumerate() {
                 let tp = format!("{p}.times[{t}]");
                 let Some(gpu) = gpu_types.iter().position(|g| g.name == rt.gpu) else {
-                    return Err(InstanceError::rule(format!("{tp}.gpu"), "must name one of gpu_types", format!("{:?}", rt.gpu)));
+                    return Err(InstanceError::rule(
+                        format!("{tp}.gpu"),
+                        "must name one of gpu_types",
+                        format!("{:?}", rt.gpu),
+                    ));
                 };
                 let g = &gpu_types[gpu];
-                let Some(slot) = g.slot_sizes.iter().copied().find(|&s| u64::from(s) == rt.slot) else {
+                let Some(slot) = g
+                    .slot_sizes
+                    .iter()
+                    .copied()
+                    .find(|&s| u64::from(s) == rt.slot)
+                else {
                     return Err(InstanceError::rule(
                         format!("{tp}.slot"),
-                        format!("must be one of the slot_sizes of {} ({:?})", g.name, g.slot_sizes),
+                        format!(
+                            "must be one of the slot_sizes of {} ({:?})",
+                            g.name, g.slot_sizes
+                        ),
                         rt.slot,
                     ));
                 };
                 if !(rt.sec_per_iter > 0.0 && rt.sec_per_iter.is_finite()) {
-                    return Err(InstanceError::rule(format!("{tp}.sec_per_iter"), "must be finite and > 0", num(rt.sec_per_iter)));
+                    return Err(InstanceError::rule(
+                        format!("{tp}.sec_per_iter"),
+                        "must be finite and > 0",
+                        num(rt.sec_per_iter),
+                    ));
                 }
                 if times.iter().any(|o| o.gpu == gpu && o.slot == slot) {
                     return Err(InstanceError::rule(
                         &tp,
-                        format!("must be the only entry for ({}, {slot}): at most one time per (gpu, slot)", g.name),
+                        format!(
+                            "must be the only entry for ({}, {slot}): at most one time per (gpu, slot)",
+                            g.name
+                        ),
                         format!("{}/{slot}", g.name),
                     ));
                 }
@@ -762,7 +962,11 @@ impl RawInstance {
                         num(rt.sec_per_iter),
                     ));
                 }
-                times.push(SlotTime { gpu, slot, sec_per_iter: rt.sec_per_iter });
+                times.push(SlotTime {
+                    gpu,
+                    slot,
+                    sec_per_iter: rt.sec_per_iter,
+                });
             }
             let options = times
                 .iter()
@@ -776,8 +980,20 @@ impl RawInstance {
                     })
                 })
                 .collect();
-            jobs.push(Job { id: rj.id, weight, workers, deficit, times, options });
+            jobs.push(Job {
+                id: rj.id,
+                weight,
+                workers,
+                deficit,
+                times,
+                options,
+            });
         }
-        Ok(Instance { name: self.name, fairness, gpu_types, jobs })
+        Ok(Instance {
+            name: self.name,
+            fairness,
+            gpu_types,
+            jobs,
+        })
     }
 }

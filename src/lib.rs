@@ -41,24 +41,29 @@
 //! `docs/model.md`.
 
 #![deny(missing_docs)]
-#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod bench;
 pub mod costs;
 pub mod formulation;
+pub mod generate;
 pub mod instance;
 pub mod placement;
 pub mod rounds;
 pub mod simulation;
 pub mod solution;
 pub mod solvers;
-pub mod generate;
 
 pub use formulation::{JobClass, RoundProblem};
+pub use instance::{
+    Fairness, GpuType, Instance, InstanceBuilder, InstanceError, Job, JobOption, JobSpec,
+};
 pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
 pub use rounds::{RoundError, RoundPlan, RoundScheduler};
-pub use instance::{Fairness, GpuType, Instance, InstanceBuilder, InstanceError, Job, JobOption, JobSpec};
 pub use solution::{Solution, Status, VerifyError, verify};
-pub use solvers::{BruteForce, DenseDp, Dp, Fallback, SolveError, Solver};
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;
+pub use solvers::{BruteForce, DenseDp, Dp, Fallback, SolveError, Solver};

@@ -124,10 +124,16 @@ impl Solution {
     pub fn to_json(&self, instance: &Instance) -> Value {
         let mut m = Map::new();
         m.insert("format".into(), SOLUTION_TAG.into());
-        m.insert("instance".into(), instance.name().map_or(Value::Null, |n| n.into()));
+        m.insert(
+            "instance".into(),
+            instance.name().map_or(Value::Null, |n| n.into()),
+        );
         m.insert("solver".into(), self.solver.clone().into());
         m.insert("status".into(), self.status.as_str().into());
-        m.insert("objective".into(), self.objective.map_or(Value::Null, Value::from));
+        m.insert(
+            "objective".into(),
+            self.objective.map_or(Value::Null, Value::from),
+        );
         let assignments = instance
             .jobs()
             .iter()
@@ -185,12 +191,16 @@ impl Solution {
             idle: Option<bool>,
         }
         let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: RawSolution = serde_path_to_error::deserialize(&mut *de).map_err(|e| VerifyError::Malformed {
-            path: e.path().to_string(),
-            message: e.into_inner().to_string(),
-        })?;
+        let raw: RawSolution =
+            serde_path_to_error::deserialize(&mut *de).map_err(|e| VerifyError::Malformed {
+                path: e.path().to_string(),
+                message: e.into_inner().to_string(),
+            })?;
         // serde stops reading after the first value: text after it must be refused here.
-        de.end().map_err(|e| VerifyError::Malformed { path: ".".into(), message: e.to_string() })?;
+        de.end().map_err(|e| VerifyError::Malformed {
+            path: ".".into(),
+            message: e.to_string(),
+        })?;
         let bad = |path: String, message: String| VerifyError::Malformed { path, message };
         if raw.format != SOLUTION_TAG {
             return Err(bad("format".into(), format!("must be \"{SOLUTION_TAG}\"")));
@@ -199,10 +209,14 @@ impl Solution {
         let status = match raw.status.as_str() {
             "optimal" => Status::Optimal,
             "feasible" => Status::Feasible {
-                gap: reason_or_gap("gap").and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
+                gap: reason_or_gap("gap")
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(f64::NAN),
             },
             "infeasible" => Status::Infeasible {
-                reason: reason_or_gap("reason").and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+                reason: reason_or_gap("reason")
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
             },
             other => return Err(bad("status".into(), format!("unknown status {other:?}"))),
         };
@@ -210,27 +224,48 @@ impl Solution {
         for (i, a) in raw.assignments.iter().enumerate() {
             let p = format!("assignments[{i}]");
             let Some(expected) = instance.jobs().get(i) else {
-                return Err(VerifyError::JobCount { expected: instance.jobs().len(), got: raw.assignments.len() });
+                return Err(VerifyError::JobCount {
+                    expected: instance.jobs().len(),
+                    got: raw.assignments.len(),
+                });
             };
             if a.job != expected.id() {
-                return Err(bad(format!("{p}.job"), format!("must be {:?}: jobs are listed once each, in instance order (got {:?})", expected.id(), a.job)));
+                return Err(bad(
+                    format!("{p}.job"),
+                    format!(
+                        "must be {:?}: jobs are listed once each, in instance order (got {:?})",
+                        expected.id(),
+                        a.job
+                    ),
+                ));
             }
             let entry = match (&a.gpu, a.slot, a.idle) {
                 (None, None, Some(true)) => None,
                 (Some(g), Some(s), None) => {
                     let Some(k) = instance.gpu_index(g) else {
-                        return Err(bad(format!("{p}.gpu"), format!("names no GPU type of the instance ({g:?})")));
+                        return Err(bad(
+                            format!("{p}.gpu"),
+                            format!("names no GPU type of the instance ({g:?})"),
+                        ));
                     };
                     Some((k, s))
                 }
-                _ => return Err(bad(p, "must be either {\"gpu\", \"slot\"} or {\"idle\": true}".into())),
+                _ => {
+                    return Err(bad(
+                        p,
+                        "must be either {\"gpu\", \"slot\"} or {\"idle\": true}".into(),
+                    ));
+                }
             };
             assignments.push(entry);
         }
         let mut units_used = vec![0u64; instance.gpu_types().len()];
         for (name, u) in &raw.units_used {
             let Some(k) = instance.gpu_index(name) else {
-                return Err(bad(format!("units_used.{name}"), "names no GPU type of the instance".into()));
+                return Err(bad(
+                    format!("units_used.{name}"),
+                    "names no GPU type of the instance".into(),
+                ));
             };
             units_used[k] = *u;
         }
@@ -340,15 +375,26 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
             return Err(VerifyError::InfeasibleWithAssignments);
         }
         let certified = problem.shortage().is_some();
-        return Ok(Verified { objective: None, infeasibility_certified: certified });
+        return Ok(Verified {
+            objective: None,
+            infeasibility_certified: certified,
+        });
     }
     if solution.assignments.len() != instance.jobs().len() {
-        return Err(VerifyError::JobCount { expected: instance.jobs().len(), got: solution.assignments.len() });
+        return Err(VerifyError::JobCount {
+            expected: instance.jobs().len(),
+            got: solution.assignments.len(),
+        });
     }
     let types = instance.gpu_types();
     let mut used = vec![0u64; types.len()];
     let mut objective = 0.0;
-    for ((job, round), a) in instance.jobs().iter().zip(&problem.jobs).zip(&solution.assignments) {
+    for ((job, round), a) in instance
+        .jobs()
+        .iter()
+        .zip(&problem.jobs)
+        .zip(&solution.assignments)
+    {
         match *a {
             None => {
                 if let JobClass::Forced { .. } = round.class {
@@ -359,9 +405,19 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
                 }
             }
             Some((gpu, slot)) => {
-                let name = types.get(gpu).map_or_else(|| format!("#{gpu}"), |g| g.name().to_string());
-                let Some(opt) = job.options().iter().find(|o| o.gpu == gpu && o.slot == slot) else {
-                    return Err(VerifyError::NoSuchOption { job: job.id().to_string(), gpu: name, slot });
+                let name = types
+                    .get(gpu)
+                    .map_or_else(|| format!("#{gpu}"), |g| g.name().to_string());
+                let Some(opt) = job
+                    .options()
+                    .iter()
+                    .find(|o| o.gpu == gpu && o.slot == slot)
+                else {
+                    return Err(VerifyError::NoSuchOption {
+                        job: job.id().to_string(),
+                        gpu: name,
+                        slot,
+                    });
                 };
                 // Recompute sigma and v from the raw throughput, independently of `problem`.
                 let s = opt.throughput / round.fair_rate;
@@ -379,7 +435,10 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
                     if !ok {
                         return Err(VerifyError::NotAdmissible {
                             job: job.id().to_string(),
-                            what: format!("is forced (m_j = {}) but ({name}, {slot}) gives sigma = {s}", round.minimum),
+                            what: format!(
+                                "is forced (m_j = {}) but ({name}, {slot}) gives sigma = {s}",
+                                round.minimum
+                            ),
                         });
                     }
                 }
@@ -390,16 +449,32 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
     }
     for (k, g) in types.iter().enumerate() {
         if used[k] > g.capacity() {
-            return Err(VerifyError::OverCapacity { gpu: g.name().to_string(), used: used[k], capacity: g.capacity() });
+            return Err(VerifyError::OverCapacity {
+                gpu: g.name().to_string(),
+                used: used[k],
+                capacity: g.capacity(),
+            });
         }
         let reported = solution.units_used.get(k).copied().unwrap_or(0);
         if reported != used[k] {
-            return Err(VerifyError::UnitsMismatch { gpu: g.name().to_string(), reported, actual: used[k] });
+            return Err(VerifyError::UnitsMismatch {
+                gpu: g.name().to_string(),
+                reported,
+                actual: used[k],
+            });
         }
     }
     match solution.objective {
         Some(r) if objectives_agree(objective, r) => {}
-        reported => return Err(VerifyError::ObjectiveMismatch { reported, actual: objective }),
+        reported => {
+            return Err(VerifyError::ObjectiveMismatch {
+                reported,
+                actual: objective,
+            });
+        }
     }
-    Ok(Verified { objective: Some(objective), infeasibility_certified: false })
+    Ok(Verified {
+        objective: Some(objective),
+        infeasibility_certified: false,
+    })
 }

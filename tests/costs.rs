@@ -6,13 +6,16 @@ use std::path::PathBuf;
 use serde_json::Value;
 use stsfair::costs::gavel::{GavelThroughputs, Workers, parse_job_key};
 use stsfair::costs::predictor::{self, evaluate_holdout};
-use stsfair::costs::{CoLocationModel, Colocation, CostError, JobSlowdowns, LearnedPredictor, PredictorConfig};
+use stsfair::costs::{
+    CoLocationModel, Colocation, CostError, JobSlowdowns, LearnedPredictor, PredictorConfig,
+};
 use stsfair::rounds::RoundScheduler;
 use stsfair::solvers::{SolverConfig, by_name};
 use stsfair::{CoLocation, NoInterference, place};
 
 fn data_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/gavel/simulation_throughputs.json")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/gavel/simulation_throughputs.json")
 }
 
 fn raw() -> Value {
@@ -28,16 +31,30 @@ fn check_against_raw(g: &GavelThroughputs, raw: &Value) {
             for (partner, value) in row.as_object().unwrap() {
                 if partner == "null" {
                     let v = value.as_f64().unwrap();
-                    assert_eq!(g.solo(w, a), if v > 0.0 { Some(v) } else { None }, "{worker} {key}");
+                    assert_eq!(
+                        g.solo(w, a),
+                        if v > 0.0 { Some(v) } else { None },
+                        "{worker} {key}"
+                    );
                     continue;
                 }
-                let b = g.job_index(&parse_job_key(partner, worker).unwrap()).unwrap();
+                let b = g
+                    .job_index(&parse_job_key(partner, worker).unwrap())
+                    .unwrap();
                 let (own, other) = (value[0].as_f64().unwrap(), value[1].as_f64().unwrap());
                 if own == 0.0 && other == 0.0 {
-                    assert_eq!(g.colocation(w, a, b), Colocation::CannotRun, "{worker} {key} {partner}");
+                    assert_eq!(
+                        g.colocation(w, a, b),
+                        Colocation::CannotRun,
+                        "{worker} {key} {partner}"
+                    );
                     assert_eq!(g.pair(w, a, b), None);
                 } else {
-                    assert_eq!(g.pair(w, a, b), Some((own, other)), "{worker} {key} {partner}");
+                    assert_eq!(
+                        g.pair(w, a, b),
+                        Some((own, other)),
+                        "{worker} {key} {partner}"
+                    );
                 }
             }
         }
@@ -61,7 +78,11 @@ fn importer_reads_unconsolidated_types_when_asked() {
     // k80_unconsolidated lacks some job types: they have no solo entry there.
     let w = g.worker_index("k80_unconsolidated").unwrap();
     let rows = raw["k80_unconsolidated"].as_object().unwrap();
-    let missing = g.job_types().iter().filter(|j| !rows.contains_key(&j.to_string())).count();
+    let missing = g
+        .job_types()
+        .iter()
+        .filter(|j| !rows.contains_key(&j.to_string()))
+        .count();
     assert!(missing > 0);
     for (j, jt) in g.job_types().iter().enumerate() {
         if !rows.contains_key(&jt.to_string()) {
@@ -75,8 +96,10 @@ fn scale_factors_and_job_types() {
     let g = GavelThroughputs::from_path(data_path()).unwrap();
     let raw = raw();
     // Every key of the file is one job type, parsed back to the same text.
-    let keys: std::collections::BTreeSet<String> = raw["v100"].as_object().unwrap().keys().cloned().collect();
-    let ours: std::collections::BTreeSet<String> = g.job_types().iter().map(|j| j.to_string()).collect();
+    let keys: std::collections::BTreeSet<String> =
+        raw["v100"].as_object().unwrap().keys().cloned().collect();
+    let ours: std::collections::BTreeSet<String> =
+        g.job_types().iter().map(|j| j.to_string()).collect();
     assert_eq!(keys, ours);
     let mut factors: Vec<u32> = g.job_types().iter().map(|j| j.scale_factor).collect();
     factors.sort();
@@ -93,7 +116,11 @@ fn scale_factors_and_job_types() {
         }
     }
     // Batch-less families.
-    assert!(g.job_types().iter().any(|j| j.family == "A3C" && j.batch_size.is_none()));
+    assert!(
+        g.job_types()
+            .iter()
+            .any(|j| j.family == "A3C" && j.batch_size.is_none())
+    );
 }
 
 #[test]
@@ -105,11 +132,21 @@ fn zero_zero_pairs_and_zero_solo_entries() {
     for (key, row) in raw["k80"].as_object().unwrap() {
         let a = g.job_index(&parse_job_key(key, "k80").unwrap()).unwrap();
         if row["null"].as_f64() == Some(0.0) {
-            assert_eq!(g.solo(k80, a), None, "{key}: a zero solo throughput is no entry");
+            assert_eq!(
+                g.solo(k80, a),
+                None,
+                "{key}: a zero solo throughput is no entry"
+            );
         }
         for (partner, v) in row.as_object().unwrap() {
-            if partner != "null" && v[0].as_f64() == Some(0.0) && key.ends_with(", 1)") && partner.ends_with(", 1)") {
-                let b = g.job_index(&parse_job_key(partner, "k80").unwrap()).unwrap();
+            if partner != "null"
+                && v[0].as_f64() == Some(0.0)
+                && key.ends_with(", 1)")
+                && partner.ends_with(", 1)")
+            {
+                let b = g
+                    .job_index(&parse_job_key(partner, "k80").unwrap())
+                    .unwrap();
                 assert_eq!(g.colocation(k80, a, b), Colocation::CannotRun);
                 assert_eq!(g.colocation(k80, b, a), Colocation::CannotRun);
                 assert_eq!(g.inputs().pair_throughput(k80, a, b), None);
@@ -117,7 +154,10 @@ fn zero_zero_pairs_and_zero_solo_entries() {
             }
         }
     }
-    assert!(zero_pairs > 0, "the k80 data has single-GPU pairs that cannot run together");
+    assert!(
+        zero_pairs > 0,
+        "the k80 data has single-GPU pairs that cannot run together"
+    );
 }
 
 #[test]
@@ -125,20 +165,45 @@ fn malformed_files_give_errors_naming_the_place() {
     let cases: &[(&str, &str)] = &[
         ("{", "."),
         ("[1]", "expected an object"),
-        (r#"{"k80": {"ResNet": {"null": 1.0}}}"#, "job type key \"ResNet\""),
-        (r#"{"k80": {"('A', 0)": {"null": 1.0}}}"#, "scale factor >= 1"),
-        (r#"{"k80": {"('A', 1)": {"null": -1.0}}}"#, "k80[\"('A', 1)\"][\"null\"] must be finite and >= 0"),
-        (r#"{"k80": {"('A', 1)": {"null": "fast"}}}"#, "must be a number"),
-        (r#"{"k80": {"('A', 1)": {"null": 1.0, "('B', 1)": [1.0]}}}"#, "must be a pair [own, other]"),
-        (r#"{"k80": {"('A', 1)": {"null": 1.0, "('B', 1)": [0.0, 2.0]}}}"#, "must be [0, 0] (cannot run together)"),
-        (r#"{"k80_unconsolidated": {"('A', 1)": {"null": 1.0}}}"#, "no worker type to import"),
+        (
+            r#"{"k80": {"ResNet": {"null": 1.0}}}"#,
+            "job type key \"ResNet\"",
+        ),
+        (
+            r#"{"k80": {"('A', 0)": {"null": 1.0}}}"#,
+            "scale factor >= 1",
+        ),
+        (
+            r#"{"k80": {"('A', 1)": {"null": -1.0}}}"#,
+            "k80[\"('A', 1)\"][\"null\"] must be finite and >= 0",
+        ),
+        (
+            r#"{"k80": {"('A', 1)": {"null": "fast"}}}"#,
+            "must be a number",
+        ),
+        (
+            r#"{"k80": {"('A', 1)": {"null": 1.0, "('B', 1)": [1.0]}}}"#,
+            "must be a pair [own, other]",
+        ),
+        (
+            r#"{"k80": {"('A', 1)": {"null": 1.0, "('B', 1)": [0.0, 2.0]}}}"#,
+            "must be [0, 0] (cannot run together)",
+        ),
+        (
+            r#"{"k80_unconsolidated": {"('A', 1)": {"null": 1.0}}}"#,
+            "no worker type to import",
+        ),
     ];
     for (text, expected) in cases {
         let err = GavelThroughputs::from_json(text).unwrap_err();
         assert!(err.to_string().contains(expected), "{text}: {err}");
     }
     let err = GavelThroughputs::from_path("/nonexistent/throughputs.json").unwrap_err();
-    assert!(matches!(err, CostError::Io { .. }) && err.to_string().contains("/nonexistent/throughputs.json"), "{err}");
+    assert!(
+        matches!(err, CostError::Io { .. })
+            && err.to_string().contains("/nonexistent/throughputs.json"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -151,15 +216,25 @@ fn complete_file_needs_no_prediction() {
 
 /// The data with every fifth measured pair of each GPU type removed.
 fn masked() -> (stsfair::costs::CostInputs, Vec<(usize, usize, usize)>) {
-    let inputs = GavelThroughputs::from_path(data_path()).unwrap().into_inputs();
-    let removed: Vec<_> = inputs.measured_single_gpu_pairs().into_iter().step_by(5).collect();
+    let inputs = GavelThroughputs::from_path(data_path())
+        .unwrap()
+        .into_inputs();
+    let removed: Vec<_> = inputs
+        .measured_single_gpu_pairs()
+        .into_iter()
+        .step_by(5)
+        .collect();
     (inputs.without_pairs(&removed), removed)
 }
 
 #[test]
 fn predictor_fills_only_unmeasured_pairs_and_is_deterministic() {
     let (masked, removed) = masked();
-    let config = PredictorConfig { trees: 60, seed: 7, ..PredictorConfig::default() };
+    let config = PredictorConfig {
+        trees: 60,
+        seed: 7,
+        ..PredictorConfig::default()
+    };
     let p1 = LearnedPredictor::train(&masked, &config).unwrap();
     let p2 = LearnedPredictor::train(&masked, &config).unwrap();
     let p3 = LearnedPredictor::train(&masked, &PredictorConfig { seed: 8, ..config }).unwrap();
@@ -177,7 +252,9 @@ fn predictor_fills_only_unmeasured_pairs_and_is_deterministic() {
         for a in 0..masked.job_types().len() {
             for b in 0..masked.job_types().len() {
                 match masked.colocation(g, a, b) {
-                    Colocation::Measured { own, .. } => assert_eq!(p1.pair_throughput(g, a, b), Some(own)),
+                    Colocation::Measured { own, .. } => {
+                        assert_eq!(p1.pair_throughput(g, a, b), Some(own))
+                    }
                     Colocation::CannotRun => assert_eq!(p1.pair_throughput(g, a, b), None),
                     Colocation::Unmeasured => {}
                 }
@@ -191,8 +268,14 @@ fn predictor_fills_only_unmeasured_pairs_and_is_deterministic() {
 
 #[test]
 fn holdout_report_is_deterministic_and_counts_pairs() {
-    let inputs = GavelThroughputs::from_path(data_path()).unwrap().into_inputs();
-    let config = PredictorConfig { trees: 40, seed: 3, ..PredictorConfig::default() };
+    let inputs = GavelThroughputs::from_path(data_path())
+        .unwrap()
+        .into_inputs();
+    let config = PredictorConfig {
+        trees: 40,
+        seed: 3,
+        ..PredictorConfig::default()
+    };
     let a = evaluate_holdout(&inputs, 0.2, &config).unwrap();
     let b = evaluate_holdout(&inputs, 0.2, &config).unwrap();
     assert_eq!(a, b);
@@ -201,7 +284,11 @@ fn holdout_report_is_deterministic_and_counts_pairs() {
     // round(0.2 * n_g) per GPU type.
     let per_type: usize = (0..3)
         .map(|g| {
-            let n = inputs.measured_single_gpu_pairs().iter().filter(|p| p.0 == g).count();
+            let n = inputs
+                .measured_single_gpu_pairs()
+                .iter()
+                .filter(|p| p.0 == g)
+                .count();
             (0.2 * n as f64).round() as usize
         })
         .sum();
@@ -209,7 +296,10 @@ fn holdout_report_is_deterministic_and_counts_pairs() {
     assert!(a.predictions_test > a.pairs_test && a.predictions_test <= 2 * a.pairs_test);
     for bad in [0.0, 1.0, -0.5, f64::NAN] {
         let err = evaluate_holdout(&inputs, bad, &config).unwrap_err();
-        assert!(err.to_string().starts_with("holdout must be in (0, 1)"), "{err}");
+        assert!(
+            err.to_string().starts_with("holdout must be in (0, 1)"),
+            "{err}"
+        );
     }
 }
 
@@ -217,21 +307,40 @@ fn holdout_report_is_deterministic_and_counts_pairs() {
 /// and the predictor beats both baselines. About a second in release.
 #[test]
 fn holdout_mape_meets_the_bound() {
-    let inputs = GavelThroughputs::from_path(data_path()).unwrap().into_inputs();
+    let inputs = GavelThroughputs::from_path(data_path())
+        .unwrap()
+        .into_inputs();
     for seed in [0, 1] {
-        let r = evaluate_holdout(&inputs, 0.2, &PredictorConfig { seed, ..PredictorConfig::default() }).unwrap();
+        let r = evaluate_holdout(
+            &inputs,
+            0.2,
+            &PredictorConfig {
+                seed,
+                ..PredictorConfig::default()
+            },
+        )
+        .unwrap();
         assert!(r.mape <= 0.12, "seed {seed}: mape {}", r.mape);
         assert!(
-            r.mape < r.baselines.per_job_mean_ratio && r.baselines.per_job_mean_ratio < r.baselines.global_mean_ratio
+            r.mape < r.baselines.per_job_mean_ratio
+                && r.baselines.per_job_mean_ratio < r.baselines.global_mean_ratio
         );
     }
 }
 
 #[test]
 fn predictor_rejects_bad_settings_and_tiny_tables() {
-    let inputs = GavelThroughputs::from_path(data_path()).unwrap().into_inputs();
-    let err =
-        LearnedPredictor::train(&inputs, &PredictorConfig { trees: 0, ..PredictorConfig::default() }).unwrap_err();
+    let inputs = GavelThroughputs::from_path(data_path())
+        .unwrap()
+        .into_inputs();
+    let err = LearnedPredictor::train(
+        &inputs,
+        &PredictorConfig {
+            trees: 0,
+            ..PredictorConfig::default()
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().starts_with("trees must be"), "{err}");
     let tiny = GavelThroughputs::from_json(
         r#"{"k80": {"('A', 1)": {"null": 1.0, "('B', 1)": [0.5, 0.5]}, "('B', 1)": {"null": 1.0}}}"#,
@@ -254,7 +363,10 @@ fn measured_slowdowns_for_placement() {
         for a in g.inputs().single_gpu_jobs_on(w) {
             for b in g.inputs().single_gpu_jobs_on(w) {
                 let (ja, jb) = (&g.job_types()[a], &g.job_types()[b]);
-                let (ida, idb) = (format!("job-1-{}", ja.slug()), format!("job-2-{}", jb.slug()));
+                let (ida, idb) = (
+                    format!("job-1-{}", ja.slug()),
+                    format!("job-2-{}", jb.slug()),
+                );
                 assert_eq!(model.job_type(&ida), Some(ja));
                 let got = model.slowdown(&ida, &idb, worker);
                 match g.colocation(w, a, b) {
@@ -275,7 +387,10 @@ fn measured_slowdowns_for_placement() {
     // 26 single-GPU job types run on every type: 3 * 26^2 ordered pairs, 147 of them [0, 0]
     // (k80 87, p100 20, v100 40).
     assert_eq!((measured, forbidden), (1881, 147));
-    assert_eq!(model.slowdown("job-1-no-such-type", "job-2-a3c", "v100"), 0.0);
+    assert_eq!(
+        model.slowdown("job-1-no-such-type", "job-2-a3c", "v100"),
+        0.0
+    );
 }
 
 /// Placement reads pairs that were never measured from the predictor: with pairs hidden, the
@@ -283,13 +398,21 @@ fn measured_slowdowns_for_placement() {
 #[test]
 fn predicted_pairs_reach_placement() {
     let (masked, removed) = masked();
-    let config = PredictorConfig { trees: 40, seed: 1, ..PredictorConfig::default() };
+    let config = PredictorConfig {
+        trees: 40,
+        seed: 1,
+        ..PredictorConfig::default()
+    };
     let predictor = LearnedPredictor::train(&masked, &config).unwrap();
     let model = JobSlowdowns::new(predictor);
     let inputs = model.model().inputs();
     for &(g, a, b) in removed.iter().take(50) {
         let (ja, jb) = (&inputs.job_types()[a], &inputs.job_types()[b]);
-        let got = model.slowdown(&format!("x-{}", ja.slug()), &format!("y-{}", jb.slug()), &inputs.gpu_types()[g]);
+        let got = model.slowdown(
+            &format!("x-{}", ja.slug()),
+            &format!("y-{}", jb.slug()),
+            &inputs.gpu_types()[g],
+        );
         let predicted = model.model().pair_throughput(g, a, b).unwrap();
         assert_eq!(got, 1.0 - predicted / inputs.solo(g, a).unwrap());
         assert_eq!(model.type_slowdown(g, a, b), Some(got));
@@ -303,8 +426,16 @@ fn predicted_pairs_reach_placement() {
 fn round_scheduler_places_by_measured_slowdowns() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("instances/gavel-8x3-40.json");
     let instance = stsfair::Instance::from_path(&path).unwrap();
-    let model = JobSlowdowns::new(GavelThroughputs::from_path(data_path()).unwrap().into_inputs());
-    assert!(model.unknown(instance.jobs().iter().map(|j| j.id())).is_empty());
+    let model = JobSlowdowns::new(
+        GavelThroughputs::from_path(data_path())
+            .unwrap()
+            .into_inputs(),
+    );
+    assert!(
+        model
+            .unknown(instance.jobs().iter().map(|j| j.id()))
+            .is_empty()
+    );
     let truth = JobSlowdowns::new(model.model().clone());
     let solver = by_name("dp", &SolverConfig::default()).unwrap();
     let mut s = RoundScheduler::new(&instance, solver).with_colocation(Box::new(model));
@@ -314,11 +445,16 @@ fn round_scheduler_places_by_measured_slowdowns() {
         let (slowdown, conflicts) = plan.placement.interference(&truth);
         assert!((slowdown - plan.placement.slowdown).abs() <= 1e-9 * slowdown.max(1.0));
         assert_eq!(conflicts, plan.placement.conflicts);
-        let blind = place(s.gpu_types(), &plan.requests(), None, &NoInterference).unwrap().interference(&truth);
+        let blind = place(s.gpu_types(), &plan.requests(), None, &NoInterference)
+            .unwrap()
+            .interference(&truth);
         aware = (aware.0 + slowdown, aware.1 + conflicts);
         oblivious = (oblivious.0 + blind.0, oblivious.1 + blind.1);
         s.report_planned(&plan).unwrap();
     }
     assert!(aware.0 > 0.0, "the model is used");
-    assert!(aware.1 <= oblivious.1, "aware {aware:?}, oblivious {oblivious:?}");
+    assert!(
+        aware.1 <= oblivious.1,
+        "aware {aware:?}, oblivious {oblivious:?}"
+    );
 }

@@ -9,12 +9,28 @@ use stsfair::solution::objectives_agree;
 use stsfair::{BruteForce, DenseDp, Dp, Instance, Solver, Status, verify};
 
 fn agree(instance: &Instance, reference: &dyn Solver) -> Result<(), TestCaseError> {
-    let fast = Dp::default().solve(instance).map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let oracle = reference.solve(instance).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let fast = Dp::default()
+        .solve(instance)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let oracle = reference
+        .solve(instance)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let infeasible = |s: &stsfair::Solution| matches!(s.status, Status::Infeasible { .. });
-    prop_assert_eq!(infeasible(&fast), infeasible(&oracle), "feasibility differs: {:?} vs {:?}", fast.status, oracle.status);
+    prop_assert_eq!(
+        infeasible(&fast),
+        infeasible(&oracle),
+        "feasibility differs: {:?} vs {:?}",
+        fast.status,
+        oracle.status
+    );
     if let (Some(a), Some(b)) = (fast.objective, oracle.objective) {
-        prop_assert!(objectives_agree(b, a), "objective {} (dp) vs {} ({})", a, b, oracle.solver);
+        prop_assert!(
+            objectives_agree(b, a),
+            "objective {} (dp) vs {} ({})",
+            a,
+            b,
+            oracle.solver
+        );
     }
     verify(instance, &fast).map_err(|e| TestCaseError::fail(format!("verify rejects dp: {e}")))?;
     Ok(())

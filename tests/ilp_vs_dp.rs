@@ -15,11 +15,23 @@ fn assert_agree(instance: &Instance, ilp: &Ilp) {
         .expect("the dense DP solves small instances");
     let got = ilp.solve(instance).expect("the ILP solves small instances");
     verify(instance, &got).expect("verify accepts the ILP's answer");
-    let fast = Dp::default().solve(instance).expect("the fast DP solves small instances");
+    let fast = Dp::default()
+        .solve(instance)
+        .expect("the fast DP solves small instances");
     verify(instance, &fast).expect("verify accepts the fast DP's answer");
-    assert_eq!(fast.objective.is_some(), got.objective.is_some(), "fast dp {:?} vs ilp {:?}", fast.status, got.status);
+    assert_eq!(
+        fast.objective.is_some(),
+        got.objective.is_some(),
+        "fast dp {:?} vs ilp {:?}",
+        fast.status,
+        got.status
+    );
     if let (Some(a), Some(b)) = (fast.objective, got.objective) {
-        assert!(objectives_agree(a, b), "fast dp {a} vs ilp {b}, instance {}", instance.to_json());
+        assert!(
+            objectives_agree(a, b),
+            "fast dp {a} vs ilp {b}, instance {}",
+            instance.to_json()
+        );
     }
     match (&dp.status, &got.status) {
         (Status::Infeasible { .. }, Status::Infeasible { reason }) => assert!(!reason.is_empty()),

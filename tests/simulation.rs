@@ -13,16 +13,39 @@ fn table() -> ThroughputTable {
     ThroughputTable::load(THROUGHPUTS).expect("the Gavel throughputs load")
 }
 
-fn run(table: &ThroughputTable, cluster: &str, jobs: &[trace::TraceJob], policy: &str, config: &SimConfig) -> SimResult {
+fn run(
+    table: &ThroughputTable,
+    cluster: &str,
+    jobs: &[trace::TraceJob],
+    policy: &str,
+    config: &SimConfig,
+) -> SimResult {
     let cluster = Cluster::parse(cluster, table).unwrap();
     let jobs = simulation::jobs_from_trace(jobs, table).unwrap();
-    let options = PolicyOptions { sts_solver: "dp".into(), ..PolicyOptions::default() };
+    let options = PolicyOptions {
+        sts_solver: "dp".into(),
+        ..PolicyOptions::default()
+    };
     let mut scheduler = policies::by_name(policy, &cluster, config, &options).unwrap();
-    simulation::simulate(table, &cluster, &jobs, config, scheduler.as_mut(), &mut |_| {}).unwrap()
+    simulation::simulate(
+        table,
+        &cluster,
+        &jobs,
+        config,
+        scheduler.as_mut(),
+        &mut |_| {},
+    )
+    .unwrap()
 }
 
 fn generated(table: &ThroughputTable, jobs: usize, rate: f64, seed: u64) -> Vec<trace::TraceJob> {
-    let spec = WorkloadSpec { jobs, rate, seed, multi_gpu: false, reference: "v100".into() };
+    let spec = WorkloadSpec {
+        jobs,
+        rate,
+        seed,
+        multi_gpu: false,
+        reference: "v100".into(),
+    };
     workload::generate(&spec, table).unwrap()
 }
 
@@ -39,7 +62,10 @@ fn trace_parses_gavel_lines() {
     assert_eq!(jobs[1].job_type, "A3C");
     assert_eq!(jobs[1].arrival, 195.668858);
     assert_eq!(jobs[1].slo, None);
-    assert_eq!(trace::parse_trace(&trace::write_trace(&jobs)).unwrap(), jobs);
+    assert_eq!(
+        trace::parse_trace(&trace::write_trace(&jobs)).unwrap(),
+        jobs
+    );
 }
 
 #[test]
@@ -49,20 +75,47 @@ fn trace_reads_the_reference_file() {
     assert!(jobs.iter().all(|j| j.scale_factor == 1));
     // Every job type of the trace is known to the throughput table.
     let table = table();
-    assert_eq!(simulation::jobs_from_trace(&jobs, &table).unwrap().len(), 1368);
+    assert_eq!(
+        simulation::jobs_from_trace(&jobs, &table).unwrap().len(),
+        1368
+    );
 }
 
 #[test]
 fn trace_errors_name_line_and_field() {
     let cases: &[(&str, &str)] = &[
-        ("A3C\tx\ty\tz\t0\t8000\t1\t1\t-1", "trace line 3: expected 10 tab-separated fields, got 9"),
-        ("A3C\tx\ty\tz\t2\t8000\t1\t1\t-1\t5", "trace line 3: field 5 (needs data dir) must be 0 or 1 (got \"2\")"),
-        ("A3C\tx\ty\tz\t0\t-8\t1\t1\t-1\t5", "trace line 3: field 6 (total steps) must be a positive integer (got \"-8\")"),
-        ("A3C\tx\ty\tz\t0\t8000\t0\t1\t-1\t5", "trace line 3: field 7 (scale factor) must be a positive integer (got \"0\")"),
-        ("A3C\tx\ty\tz\t0\t8000\t1\t0\t-1\t5", "trace line 3: field 8 (priority weight) must be > 0 (got \"0\")"),
-        ("A3C\tx\ty\tz\t0\t8000\t1\t1\tslow\t5", "trace line 3: field 9 (slo) must be a number (got \"slow\")"),
-        ("A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\tinf", "trace line 3: field 10 (arrival time) must be finite (got \"inf\")"),
-        ("A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\t5", "trace line 3: arrival time 5 is before the previous line's 195.668858; arrivals must be sorted"),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1",
+            "trace line 3: expected 10 tab-separated fields, got 9",
+        ),
+        (
+            "A3C\tx\ty\tz\t2\t8000\t1\t1\t-1\t5",
+            "trace line 3: field 5 (needs data dir) must be 0 or 1 (got \"2\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t-8\t1\t1\t-1\t5",
+            "trace line 3: field 6 (total steps) must be a positive integer (got \"-8\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t0\t1\t-1\t5",
+            "trace line 3: field 7 (scale factor) must be a positive integer (got \"0\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t0\t-1\t5",
+            "trace line 3: field 8 (priority weight) must be > 0 (got \"0\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\tslow\t5",
+            "trace line 3: field 9 (slo) must be a number (got \"slow\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\tinf",
+            "trace line 3: field 10 (arrival time) must be finite (got \"inf\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\t5",
+            "trace line 3: arrival time 5 is before the previous line's 195.668858; arrivals must be sorted",
+        ),
     ];
     for (line, message) in cases {
         let text = format!("{GOOD}{line}\n");
@@ -70,7 +123,10 @@ fn trace_errors_name_line_and_field() {
         assert_eq!(err.to_string(), *message, "for line {line:?}");
     }
     assert!(matches!(trace::parse_trace("\n\n"), Err(TraceError::Empty)));
-    assert!(matches!(trace::read_trace("/nonexistent/trace"), Err(TraceError::Io { .. })));
+    assert!(matches!(
+        trace::read_trace("/nonexistent/trace"),
+        Err(TraceError::Io { .. })
+    ));
 }
 
 #[test]
@@ -78,7 +134,10 @@ fn unknown_job_type_is_reported_with_its_line() {
     let table = table();
     let jobs = trace::parse_trace(&GOOD.replace("A3C\t", "GPT-9\t")).unwrap();
     let err = simulation::jobs_from_trace(&jobs, &table).unwrap_err();
-    assert_eq!(err.to_string(), "trace job 1 (line 2): unknown job type \"GPT-9\" with scale factor 1");
+    assert_eq!(
+        err.to_string(),
+        "trace job 1 (line 2): unknown job type \"GPT-9\" with scale factor 1"
+    );
 }
 
 #[test]
@@ -86,7 +145,12 @@ fn cluster_and_window_parse() {
     let table = table();
     let c = Cluster::parse("v100=2, k80=3", &table).unwrap();
     assert_eq!(c.counts(), vec![2, 3]);
-    assert!(Cluster::parse("v100=2,tpu=3", &table).unwrap_err().to_string().contains("unknown gpu type \"tpu\""));
+    assert!(
+        Cluster::parse("v100=2,tpu=3", &table)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown gpu type \"tpu\"")
+    );
     assert!(Cluster::parse("v100", &table).is_err());
     assert!(Cluster::parse("v100=0", &table).is_err());
     assert_eq!(simulation::parse_window("0-399").unwrap(), (0, 399));
@@ -107,15 +171,24 @@ fn generated_workloads_are_deterministic_and_shaped_like_gavel() {
     for j in &a {
         let t = table.job_type(&j.job_type, 1).unwrap();
         let seconds = j.total_steps as f64 / table.solo(v100, t);
-        assert!((60.0 * 10f64.powf(1.5) - 1.0..=60.0 * 1e4).contains(&seconds), "{seconds}");
+        assert!(
+            (60.0 * 10f64.powf(1.5) - 1.0..=60.0 * 1e4).contains(&seconds),
+            "{seconds}"
+        );
     }
 }
 
 /// Every window job finishes, no job beats its best solo speed, and the metrics are in range.
 fn sane(result: &SimResult, lambda: f64) {
     for (i, j) in result.jobs.iter().enumerate() {
-        let jct = j.jct().unwrap_or_else(|| panic!("job {i} of {} did not finish", result.policy));
-        assert!(jct + 1e-6 >= j.total_steps / j.best_throughput, "{}: job {i} ran faster than alone", result.policy);
+        let jct = j
+            .jct()
+            .unwrap_or_else(|| panic!("job {i} of {} did not finish", result.policy));
+        assert!(
+            jct + 1e-6 >= j.total_steps / j.best_throughput,
+            "{}: job {i} ran faster than alone",
+            result.policy
+        );
     }
     let m = Metrics::new(result, lambda);
     assert_eq!(m.finished, m.jobs);
@@ -123,7 +196,11 @@ fn sane(result: &SimResult, lambda: f64) {
     assert!(m.ftf_rho_p50 > 0.0 && m.ftf_rho_max >= m.ftf_rho_p50);
     assert!(m.jain > 0.0 && m.jain <= 1.0 + 1e-12);
     assert!((0.0..=1.0).contains(&m.share_meeting_lambda));
-    assert!((0.0..=1.0 + 1e-9).contains(&m.utilization), "utilization {}", m.utilization);
+    assert!(
+        (0.0..=1.0 + 1e-9).contains(&m.utilization),
+        "utilization {}",
+        m.utilization
+    );
 }
 
 #[test]
@@ -144,12 +221,21 @@ fn a_lone_job_runs_at_its_best_speed() {
     let table = table();
     let jobs = generated(&table, 1, 1.0, 3);
     for policy in policies::policy_names() {
-        let r = run(&table, "v100=1,p100=1,k80=1", &jobs, policy, &SimConfig::default());
+        let r = run(
+            &table,
+            "v100=1,p100=1,k80=1",
+            &jobs,
+            policy,
+            &SimConfig::default(),
+        );
         let j = &r.jobs[0];
         let alone = j.total_steps / j.best_throughput;
         // Whole steps per round and the round boundary cost at most one round.
         let jct = j.jct().unwrap();
-        assert!(jct >= alone - 1e-6 && jct <= alone + 360.0 + 1e-6, "{policy}: {jct} vs {alone}");
+        assert!(
+            jct >= alone - 1e-6 && jct <= alone + 360.0 + 1e-6,
+            "{policy}: {jct} vs {alone}"
+        );
     }
 }
 
@@ -161,16 +247,30 @@ fn a_lone_job_runs_at_its_best_speed() {
 fn window_limits_the_metrics_and_the_run() {
     let table = table();
     let jobs = generated(&table, 200, 8.0, 5);
-    let config = SimConfig { window: Some((5, 14)), ..SimConfig::default() };
+    let config = SimConfig {
+        window: Some((5, 14)),
+        ..SimConfig::default()
+    };
     let r = run(&table, "v100=4,p100=4,k80=4", &jobs, "fifo", &config);
     let m = Metrics::new(&r, 1.0);
     assert_eq!((m.jobs, m.finished), (10, 10));
     assert!(r.jobs[5..=14].iter().all(|j| j.completion.is_some()));
     // The run stops at the end of the round in which the last window job finished.
-    let last = r.jobs[5..=14].iter().filter_map(|j| j.completion).fold(0.0, f64::max);
+    let last = r.jobs[5..=14]
+        .iter()
+        .filter_map(|j| j.completion)
+        .fold(0.0, f64::max);
     assert!(r.window_end >= last && r.window_end - last <= 360.0 + 1e-6);
-    assert!(r.jobs.iter().filter_map(|j| j.completion).all(|c| c <= r.window_end));
-    assert!(r.jobs.iter().any(|j| j.completion.is_none()), "the run went on past the window");
+    assert!(
+        r.jobs
+            .iter()
+            .filter_map(|j| j.completion)
+            .all(|c| c <= r.window_end)
+    );
+    assert!(
+        r.jobs.iter().any(|j| j.completion.is_none()),
+        "the run went on past the window"
+    );
 }
 
 /// Gavel's numbers on its own trace (../shared/data/gavel-ref/README.md): policy, average JCT in
@@ -189,7 +289,10 @@ const GAVEL: &[(&str, f64, f64)] = &[
 fn replay_matches_gavel() {
     let table = table();
     let jobs = trace::read_trace(GAVEL_TRACE).unwrap();
-    let config = SimConfig { window: Some((0, 399)), ..SimConfig::default() };
+    let config = SimConfig {
+        window: Some((0, 399)),
+        ..SimConfig::default()
+    };
     for &(policy, gavel, tolerance) in GAVEL {
         if !policies::policy_names().contains(&policy) {
             continue;
@@ -197,6 +300,10 @@ fn replay_matches_gavel() {
         let r = run(&table, "v100=36,p100=36,k80=36", &jobs, policy, &config);
         let jct = Metrics::new(&r, 1.0).avg_jct_h;
         let off = (jct - gavel).abs() / gavel;
-        assert!(off <= tolerance, "{policy}: {jct:.2} h vs Gavel's {gavel} h ({:.1}% off)", off * 100.0);
+        assert!(
+            off <= tolerance,
+            "{policy}: {jct:.2} h vs Gavel's {gavel} h ({:.1}% off)",
+            off * 100.0
+        );
     }
 }

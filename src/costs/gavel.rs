@@ -55,12 +55,20 @@ impl GavelThroughputs {
     }
 
     /// Reads a throughputs file, keeping the chosen worker types.
-    pub fn from_path_with(path: impl AsRef<Path>, workers: Workers) -> Result<GavelThroughputs, CostError> {
+    pub fn from_path_with(
+        path: impl AsRef<Path>,
+        workers: Workers,
+    ) -> Result<GavelThroughputs, CostError> {
         let path = path.as_ref();
-        let io = |e: std::io::Error| CostError::Io { file: path.display().to_string(), message: e.to_string() };
+        let io = |e: std::io::Error| CostError::Io {
+            file: path.display().to_string(),
+            message: e.to_string(),
+        };
         let file = std::fs::File::open(path).map_err(io)?;
         let mut text = String::new();
-        file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text).map_err(io)?;
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(io)?;
         if text.len() as u64 > MAX_FILE_BYTES {
             return Err(CostError::Io {
                 file: path.display().to_string(),
@@ -77,8 +85,10 @@ impl GavelThroughputs {
 
     /// Parses a throughputs document, keeping the chosen worker types.
     pub fn from_json_with(text: &str, workers: Workers) -> Result<GavelThroughputs, CostError> {
-        let doc: Value =
-            serde_json::from_str(text).map_err(|e| CostError::Syntax { path: ".".into(), message: e.to_string() })?;
+        let doc: Value = serde_json::from_str(text).map_err(|e| CostError::Syntax {
+            path: ".".into(),
+            message: e.to_string(),
+        })?;
         let top = as_object(&doc, ".")?;
         let selected: Vec<(&String, &Map<String, Value>)> = top
             .iter()
@@ -86,7 +96,10 @@ impl GavelThroughputs {
             .map(|(name, v)| Ok((name, as_object(v, name)?)))
             .collect::<Result<_, CostError>>()?;
         if selected.is_empty() {
-            return Err(CostError::Syntax { path: ".".into(), message: "no worker type to import".into() });
+            return Err(CostError::Syntax {
+                path: ".".into(),
+                message: "no worker type to import".into(),
+            });
         }
 
         // Job types in order of first appearance, rows and partners alike.
@@ -146,7 +159,9 @@ impl GavelThroughputs {
             }
         }
         let names = selected.iter().map(|(n, _)| (*n).clone()).collect();
-        Ok(GavelThroughputs { inputs: CostInputs::new(names, job_types, solo, pair)? })
+        Ok(GavelThroughputs {
+            inputs: CostInputs::new(names, job_types, solo, pair)?,
+        })
     }
 
     /// The worker (GPU) types, in file order.
@@ -193,8 +208,10 @@ impl GavelThroughputs {
 }
 
 fn as_object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, CostError> {
-    v.as_object()
-        .ok_or_else(|| CostError::Syntax { path: path.to_string(), message: format!("expected an object, got {v}") })
+    v.as_object().ok_or_else(|| CostError::Syntax {
+        path: path.to_string(),
+        message: format!("expected an object, got {v}"),
+    })
 }
 
 fn throughput(v: &Value, path: &str) -> Result<f64, CostError> {
@@ -220,8 +237,13 @@ fn pair_value(v: &Value, path: &str) -> Result<(f64, f64), CostError> {
         got: v.to_string(),
     };
     let items = v.as_array().ok_or_else(bad)?;
-    let [own, other] = items.as_slice() else { return Err(bad()) };
-    let (own, other) = (throughput(own, &format!("{path}[0]"))?, throughput(other, &format!("{path}[1]"))?);
+    let [own, other] = items.as_slice() else {
+        return Err(bad());
+    };
+    let (own, other) = (
+        throughput(own, &format!("{path}[0]"))?,
+        throughput(other, &format!("{path}[1]"))?,
+    );
     if (own == 0.0) != (other == 0.0) {
         return Err(CostError::Value {
             path: path.to_string(),
@@ -234,20 +256,35 @@ fn pair_value(v: &Value, path: &str) -> Result<(f64, f64), CostError> {
 
 /// Parses `('ResNet-18 (batch size 16)', 1)` or `('A3C', 1)`.
 pub fn parse_job_key(key: &str, path: &str) -> Result<JobType, CostError> {
-    let err = |rule: &str| CostError::Key { path: path.to_string(), key: key.to_string(), rule: rule.to_string() };
+    let err = |rule: &str| CostError::Key {
+        path: path.to_string(),
+        key: key.to_string(),
+        rule: rule.to_string(),
+    };
     let inner = key
         .trim()
         .strip_prefix("('")
         .and_then(|k| k.strip_suffix(')'))
         .ok_or_else(|| err("must look like ('Model (batch size B)', scale_factor)"))?;
-    let (model, sf) = inner.rsplit_once("',").ok_or_else(|| err("must end with ', scale_factor)"))?;
-    let scale_factor: u32 = sf.trim().parse().map_err(|_| err("must end with an integer scale factor"))?;
+    let (model, sf) = inner
+        .rsplit_once("',")
+        .ok_or_else(|| err("must end with ', scale_factor)"))?;
+    let scale_factor: u32 = sf
+        .trim()
+        .parse()
+        .map_err(|_| err("must end with an integer scale factor"))?;
     if scale_factor == 0 {
         return Err(err("must have a scale factor >= 1"));
     }
-    let (family, batch_size) = match model.strip_suffix(')').and_then(|m| m.rsplit_once(" (batch size ")) {
+    let (family, batch_size) = match model
+        .strip_suffix(')')
+        .and_then(|m| m.rsplit_once(" (batch size "))
+    {
         Some((family, b)) => {
-            let b: u32 = b.trim().parse().map_err(|_| err("must have an integer batch size"))?;
+            let b: u32 = b
+                .trim()
+                .parse()
+                .map_err(|_| err("must have an integer batch size"))?;
             if b == 0 {
                 return Err(err("must have a batch size >= 1"));
             }
@@ -258,7 +295,11 @@ pub fn parse_job_key(key: &str, path: &str) -> Result<JobType, CostError> {
     if family.is_empty() {
         return Err(err("must name a model"));
     }
-    Ok(JobType { family: family.to_string(), batch_size, scale_factor })
+    Ok(JobType {
+        family: family.to_string(),
+        batch_size,
+        scale_factor,
+    })
 }
 
 #[cfg(test)]
@@ -268,10 +309,31 @@ mod tests {
     #[test]
     fn keys_parse() {
         let j = parse_job_key("('ResNet-18 (batch size 16)', 4)", "v100").unwrap();
-        assert_eq!(j, JobType { family: "ResNet-18".into(), batch_size: Some(16), scale_factor: 4 });
+        assert_eq!(
+            j,
+            JobType {
+                family: "ResNet-18".into(),
+                batch_size: Some(16),
+                scale_factor: 4
+            }
+        );
         let j = parse_job_key("('A3C', 1)", "v100").unwrap();
-        assert_eq!(j, JobType { family: "A3C".into(), batch_size: None, scale_factor: 1 });
-        for bad in ["A3C", "('A3C')", "('A3C', x)", "('A3C', 0)", "('', 1)", "('LM (batch size y)', 1)"] {
+        assert_eq!(
+            j,
+            JobType {
+                family: "A3C".into(),
+                batch_size: None,
+                scale_factor: 1
+            }
+        );
+        for bad in [
+            "A3C",
+            "('A3C')",
+            "('A3C', x)",
+            "('A3C', 0)",
+            "('', 1)",
+            "('LM (batch size y)', 1)",
+        ] {
             let e = parse_job_key(bad, "k80").unwrap_err();
             assert!(matches!(e, CostError::Key { .. }), "{bad}: {e}");
         }

@@ -86,7 +86,9 @@ pub enum CostError {
         expected: Vec<usize>,
     },
     /// Too few measured pairs to learn from.
-    #[error("the predictor needs at least {needed} measured co-located throughputs, the table has {got}")]
+    #[error(
+        "the predictor needs at least {needed} measured co-located throughputs, the table has {got}"
+    )]
     TooFewSamples {
         /// The minimum.
         needed: usize,
@@ -148,7 +150,13 @@ impl JobType {
         let mut s: String = self
             .family
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .collect();
         if let Some(b) = self.batch_size {
             s.push_str(&format!("-bs{b}"));
@@ -226,10 +234,18 @@ impl CostInputs {
     ) -> Result<CostInputs, CostError> {
         let (k, j) = (gpu_types.len(), job_types.len());
         if solo.shape() != [k, j] {
-            return Err(CostError::Shape { what: "solo", got: solo.shape().to_vec(), expected: vec![k, j] });
+            return Err(CostError::Shape {
+                what: "solo",
+                got: solo.shape().to_vec(),
+                expected: vec![k, j],
+            });
         }
         if pair.shape() != [k, j, j] {
-            return Err(CostError::Shape { what: "pair", got: pair.shape().to_vec(), expected: vec![k, j, j] });
+            return Err(CostError::Shape {
+                what: "pair",
+                got: pair.shape().to_vec(),
+                expected: vec![k, j, j],
+            });
         }
         let mut solo = solo;
         for ((g, job), v) in solo.indexed_iter_mut() {
@@ -268,14 +284,28 @@ impl CostInputs {
                 });
             }
         }
-        Ok(CostInputs { gpu_types, job_types, solo, pair, counters: None })
+        Ok(CostInputs {
+            gpu_types,
+            job_types,
+            solo,
+            pair,
+            counters: None,
+        })
     }
 
     /// Adds profile counters (shape `[gpu type, job type, counter]`).
     pub fn with_counters(mut self, counters: ProfileCounters) -> Result<CostInputs, CostError> {
-        let expected = vec![self.gpu_types.len(), self.job_types.len(), counters.names.len()];
+        let expected = vec![
+            self.gpu_types.len(),
+            self.job_types.len(),
+            counters.names.len(),
+        ];
         if counters.values.shape() != expected.as_slice() {
-            return Err(CostError::Shape { what: "counters", got: counters.values.shape().to_vec(), expected });
+            return Err(CostError::Shape {
+                what: "counters",
+                got: counters.values.shape().to_vec(),
+                expected,
+            });
         }
         if let Some(v) = counters.values.iter().find(|v| v.is_infinite()) {
             return Err(CostError::Value {
@@ -326,7 +356,10 @@ impl CostInputs {
     /// What the table says about `job` beside `other` on a GPU of type `gpu` (out-of-range
     /// indices read as unmeasured).
     pub fn colocation(&self, gpu: usize, job: usize, other: usize) -> Colocation {
-        let (Some(&own), Some(&back)) = (self.pair.get([gpu, job, other]), self.pair.get([gpu, other, job])) else {
+        let (Some(&own), Some(&back)) = (
+            self.pair.get([gpu, job, other]),
+            self.pair.get([gpu, other, job]),
+        ) else {
             return Colocation::Unmeasured;
         };
         if own.is_nan() || back.is_nan() {
@@ -388,7 +421,8 @@ impl CostInputs {
 
     /// Single-GPU job types (scale factor 1) with a solo entry on `gpu`.
     pub fn single_gpu_jobs_on(&self, gpu: usize) -> impl Iterator<Item = usize> + '_ {
-        (0..self.job_types.len()).filter(move |&j| self.job_types[j].scale_factor == 1 && self.solo(gpu, j).is_some())
+        (0..self.job_types.len())
+            .filter(move |&j| self.job_types[j].scale_factor == 1 && self.solo(gpu, j).is_some())
     }
 }
 
@@ -431,8 +465,10 @@ pub trait CoLocationModel {
     /// co-runner can run beside it. O(J log J) for J job types.
     fn typical_shared_throughput(&self, gpu: usize, job: usize) -> Option<f64> {
         let inputs = self.inputs();
-        let mut values: Vec<f64> =
-            inputs.single_gpu_jobs_on(gpu).filter_map(|o| self.pair_throughput(gpu, job, o)).collect();
+        let mut values: Vec<f64> = inputs
+            .single_gpu_jobs_on(gpu)
+            .filter_map(|o| self.pair_throughput(gpu, job, o))
+            .collect();
         median(&mut values)
     }
 }
@@ -473,7 +509,11 @@ pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    Some(if n % 2 == 1 { values[n / 2] } else { 0.5 * (values[n / 2 - 1] + values[n / 2]) })
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    })
 }
 
 #[cfg(test)]
@@ -482,7 +522,11 @@ mod tests {
     use ndarray::{Array2, Array3};
 
     fn job(f: &str, b: u32) -> JobType {
-        JobType { family: f.into(), batch_size: Some(b), scale_factor: 1 }
+        JobType {
+            family: f.into(),
+            batch_size: Some(b),
+            scale_factor: 1,
+        }
     }
 
     fn tiny() -> CostInputs {
@@ -494,14 +538,32 @@ mod tests {
         pair[[0, 2, 0]] = 0.0;
         pair[[0, 0, 0]] = 5.0;
         let solo = Array2::from_shape_vec((1, 3), vec![10.0, 4.0, 2.0]).unwrap();
-        CostInputs::new(vec!["v100".into()], vec![job("a", 1), job("b", 2), job("c", 3)], solo, pair).unwrap()
+        CostInputs::new(
+            vec!["v100".into()],
+            vec![job("a", 1), job("b", 2), job("c", 3)],
+            solo,
+            pair,
+        )
+        .unwrap()
     }
 
     #[test]
     fn colocation_reads_both_directions() {
         let c = tiny();
-        assert_eq!(c.colocation(0, 0, 1), Colocation::Measured { own: 6.0, other: 3.0 });
-        assert_eq!(c.colocation(0, 1, 0), Colocation::Measured { own: 3.0, other: 6.0 });
+        assert_eq!(
+            c.colocation(0, 0, 1),
+            Colocation::Measured {
+                own: 6.0,
+                other: 3.0
+            }
+        );
+        assert_eq!(
+            c.colocation(0, 1, 0),
+            Colocation::Measured {
+                own: 3.0,
+                other: 6.0
+            }
+        );
         assert_eq!(c.colocation(0, 0, 2), Colocation::CannotRun);
         assert_eq!(c.colocation(0, 1, 2), Colocation::Unmeasured);
         assert_eq!(c.colocation(5, 0, 1), Colocation::Unmeasured);
@@ -528,13 +590,23 @@ mod tests {
         pair[[0, 0, 1]] = 0.0;
         pair[[0, 1, 0]] = 2.0;
         let solo = Array2::from_elem((1, 2), 1.0);
-        let err = CostInputs::new(vec!["k80".into()], vec![job("a", 1), job("b", 1)], solo, pair).unwrap_err();
+        let err = CostInputs::new(
+            vec!["k80".into()],
+            vec![job("a", 1), job("b", 1)],
+            solo,
+            pair,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("cannot run together"), "{err}");
     }
 
     #[test]
     fn slug_and_key_forms() {
-        let j = JobType { family: "ResNet-18".into(), batch_size: Some(16), scale_factor: 4 };
+        let j = JobType {
+            family: "ResNet-18".into(),
+            batch_size: Some(16),
+            scale_factor: 4,
+        };
         assert_eq!(j.to_string(), "('ResNet-18 (batch size 16)', 4)");
         assert_eq!(j.slug(), "resnet-18-bs16-sf4");
     }

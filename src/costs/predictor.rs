@@ -33,8 +33,12 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use smartcore::ensemble::extra_trees_regressor::{ExtraTreesRegressor, ExtraTreesRegressorParameters};
-use smartcore::ensemble::random_forest_regressor::{RandomForestRegressor, RandomForestRegressorParameters};
+use smartcore::ensemble::extra_trees_regressor::{
+    ExtraTreesRegressor, ExtraTreesRegressorParameters,
+};
+use smartcore::ensemble::random_forest_regressor::{
+    RandomForestRegressor, RandomForestRegressorParameters,
+};
 
 use super::{CoLocationModel, Colocation, CostError, CostInputs};
 
@@ -68,7 +72,9 @@ impl Learner {
 
     /// The learner called `name` ([`name`](Self::name)).
     pub fn from_name(name: &str) -> Option<Learner> {
-        [Learner::ExtraTrees, Learner::RandomForest].into_iter().find(|l| l.name() == name)
+        [Learner::ExtraTrees, Learner::RandomForest]
+            .into_iter()
+            .find(|l| l.name() == name)
     }
 }
 
@@ -87,7 +93,12 @@ pub struct PredictorConfig {
 
 impl Default for PredictorConfig {
     fn default() -> Self {
-        PredictorConfig { learner: Learner::ExtraTrees, trees: 300, seed: 0, features_per_split: 0.5 }
+        PredictorConfig {
+            learner: Learner::ExtraTrees,
+            trees: 300,
+            seed: 0,
+            features_per_split: 0.5,
+        }
     }
 }
 
@@ -104,12 +115,18 @@ pub struct LearnedPredictor {
 impl LearnedPredictor {
     /// Trains on every measured pair of single-GPU job types in `inputs` and predicts every
     /// unmeasured one (both jobs with a solo entry on the GPU type).
-    pub fn train(inputs: &CostInputs, config: &PredictorConfig) -> Result<LearnedPredictor, CostError> {
+    pub fn train(
+        inputs: &CostInputs,
+        config: &PredictorConfig,
+    ) -> Result<LearnedPredictor, CostError> {
         check_config(config)?;
         let features = Features::new(inputs);
         let samples = training_samples(inputs);
         if samples.len() < MIN_SAMPLES {
-            return Err(CostError::TooFewSamples { needed: MIN_SAMPLES, got: samples.len() });
+            return Err(CostError::TooFewSamples {
+                needed: MIN_SAMPLES,
+                got: samples.len(),
+            });
         }
         let k = inputs.gpu_types().len();
         let j = inputs.job_types().len();
@@ -124,15 +141,27 @@ impl LearnedPredictor {
             }
         }
         let mut predicted = Array3::from_elem((k, j, j), f64::NAN);
-        let method = format!("{} ({} trees, smartcore)", config.learner.name(), config.trees);
+        let method = format!(
+            "{} ({} trees, smartcore)",
+            config.learner.name(),
+            config.trees
+        );
         if !targets.is_empty() {
-            let x = features.matrix(samples.iter().map(|s| (s.gpu, s.job, s.other, Some(s.ratio))))?;
+            let x = features.matrix(
+                samples
+                    .iter()
+                    .map(|s| (s.gpu, s.job, s.other, Some(s.ratio))),
+            )?;
             let y = Array1::from_iter(samples.iter().map(|s| s.ratio));
-            let m = ((x.ncols() as f64 * config.features_per_split).ceil() as usize).clamp(1, x.ncols());
+            let m = ((x.ncols() as f64 * config.features_per_split).ceil() as usize)
+                .clamp(1, x.ncols());
             let xt = features.matrix(targets.iter().map(|&(g, a, b)| (g, a, b, None)))?;
             let method = config.learner.name();
-            let fit =
-                |e: smartcore::error::Failed| CostError::Learning { method, stage: "fit", message: e.to_string() };
+            let fit = |e: smartcore::error::Failed| CostError::Learning {
+                method,
+                stage: "fit",
+                message: e.to_string(),
+            };
             let predict = |e: smartcore::error::Failed| CostError::Learning {
                 method,
                 stage: "prediction",
@@ -144,34 +173,53 @@ impl LearnedPredictor {
                         .with_n_trees(config.trees)
                         .with_m(m)
                         .with_seed(config.seed);
-                    ExtraTreesRegressor::fit(&x, &y, params).map_err(fit)?.predict(&xt).map_err(predict)?
+                    ExtraTreesRegressor::fit(&x, &y, params)
+                        .map_err(fit)?
+                        .predict(&xt)
+                        .map_err(predict)?
                 }
                 Learner::RandomForest => {
                     let params = RandomForestRegressorParameters::default()
                         .with_n_trees(config.trees)
                         .with_m(m)
                         .with_seed(config.seed);
-                    RandomForestRegressor::fit(&x, &y, params).map_err(fit)?.predict(&xt).map_err(predict)?
+                    RandomForestRegressor::fit(&x, &y, params)
+                        .map_err(fit)?
+                        .predict(&xt)
+                        .map_err(predict)?
                 }
             };
             for (&(g, a, b), &r) in targets.iter().zip(ratios.iter()) {
-                let Some(solo) = inputs.solo(g, a) else { continue };
+                let Some(solo) = inputs.solo(g, a) else {
+                    continue;
+                };
                 if !(r.is_finite() && r > 0.0) {
                     return Err(CostError::Learning {
                         method: config.learner.name(),
                         stage: "prediction",
-                        message: format!("ratio {r} for {} beside {}", inputs.job_types()[a], inputs.job_types()[b]),
+                        message: format!(
+                            "ratio {r} for {} beside {}",
+                            inputs.job_types()[a],
+                            inputs.job_types()[b]
+                        ),
                     });
                 }
                 predicted[[g, a, b]] = solo * r;
             }
         }
-        Ok(LearnedPredictor { inputs: inputs.clone(), predicted, count: targets.len(), method })
+        Ok(LearnedPredictor {
+            inputs: inputs.clone(),
+            predicted,
+            count: targets.len(),
+            method,
+        })
     }
 
     /// Whether `pair_throughput(gpu, job, other)` is a prediction rather than a measurement.
     pub fn is_predicted(&self, gpu: usize, job: usize, other: usize) -> bool {
-        self.predicted.get([gpu, job, other]).is_some_and(|v| !v.is_nan())
+        self.predicted
+            .get([gpu, job, other])
+            .is_some_and(|v| !v.is_nan())
     }
 
     /// How many ordered pairs were predicted.
@@ -188,7 +236,11 @@ impl CoLocationModel for LearnedPredictor {
         match self.inputs.colocation(gpu, job, other) {
             Colocation::Measured { own, .. } => Some(own),
             Colocation::CannotRun => None,
-            Colocation::Unmeasured => self.predicted.get([gpu, job, other]).copied().filter(|v| !v.is_nan()),
+            Colocation::Unmeasured => self
+                .predicted
+                .get([gpu, job, other])
+                .copied()
+                .filter(|v| !v.is_nan()),
         }
     }
     fn method(&self) -> &str {
@@ -250,7 +302,11 @@ pub fn evaluate_holdout(
     config: &PredictorConfig,
 ) -> Result<HoldoutReport, CostError> {
     if !(holdout > 0.0 && holdout < 1.0) {
-        return Err(CostError::Parameter { name: "holdout", rule: "must be in (0, 1)", got: holdout.to_string() });
+        return Err(CostError::Parameter {
+            name: "holdout",
+            rule: "must be in (0, 1)",
+            got: holdout.to_string(),
+        });
     }
     let all = inputs.measured_single_gpu_pairs();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
@@ -273,19 +329,35 @@ pub fn evaluate_holdout(
     for &(g, a, b) in &test {
         let directions: &[(usize, usize)] = if a == b { &[(a, b)] } else { &[(a, b), (b, a)] };
         for &(x, y) in directions {
-            let Colocation::Measured { own: actual, .. } = inputs.colocation(g, x, y) else { continue };
+            let Colocation::Measured { own: actual, .. } = inputs.colocation(g, x, y) else {
+                continue;
+            };
             let solo = inputs.solo(g, x).ok_or(CostError::Parameter {
                 name: "inputs",
                 rule: "held-out pairs must have solo entries",
                 got: format!("{} on {}", inputs.job_types()[x], inputs.gpu_types()[g]),
             })?;
-            let predicted = predictor.pair_throughput(g, x, y).ok_or_else(|| CostError::Learning {
-                method: config.learner.name(),
-                stage: "prediction",
-                message: format!("no prediction for {} beside {}", inputs.job_types()[x], inputs.job_types()[y]),
-            })?;
-            let per_job = if counts[[g, x]] > 0.0 { sums[[g, x]] / counts[[g, x]] } else { global };
-            for (e, guess) in err.iter_mut().zip([predicted, solo * global, solo * per_job]) {
+            let predicted =
+                predictor
+                    .pair_throughput(g, x, y)
+                    .ok_or_else(|| CostError::Learning {
+                        method: config.learner.name(),
+                        stage: "prediction",
+                        message: format!(
+                            "no prediction for {} beside {}",
+                            inputs.job_types()[x],
+                            inputs.job_types()[y]
+                        ),
+                    })?;
+            let per_job = if counts[[g, x]] > 0.0 {
+                sums[[g, x]] / counts[[g, x]]
+            } else {
+                global
+            };
+            for (e, guess) in err
+                .iter_mut()
+                .zip([predicted, solo * global, solo * per_job])
+            {
                 *e += (guess - actual).abs() / actual;
             }
             n += 1;
@@ -299,7 +371,10 @@ pub fn evaluate_holdout(
         predictions_test: n,
         method: predictor.method().to_string(),
         seed: config.seed,
-        baselines: Baselines { global_mean_ratio: err[1] / n_f, per_job_mean_ratio: err[2] / n_f },
+        baselines: Baselines {
+            global_mean_ratio: err[1] / n_f,
+            per_job_mean_ratio: err[2] / n_f,
+        },
     })
 }
 
@@ -313,7 +388,11 @@ fn check_config(config: &PredictorConfig) -> Result<(), CostError> {
     }
     let f = config.features_per_split;
     if !(f > 0.0 && f <= 1.0) {
-        return Err(CostError::Parameter { name: "features_per_split", rule: "must be in (0, 1]", got: f.to_string() });
+        return Err(CostError::Parameter {
+            name: "features_per_split",
+            rule: "must be in (0, 1]",
+            got: f.to_string(),
+        });
     }
     Ok(())
 }
@@ -332,10 +411,17 @@ fn training_samples(inputs: &CostInputs) -> Vec<Sample> {
     let mut out = Vec::new();
     for g in 0..inputs.gpu_types().len() {
         for a in inputs.single_gpu_jobs_on(g) {
-            let Some(solo) = inputs.solo(g, a) else { continue };
+            let Some(solo) = inputs.solo(g, a) else {
+                continue;
+            };
             for b in inputs.single_gpu_jobs_on(g) {
                 if let Colocation::Measured { own, .. } = inputs.colocation(g, a, b) {
-                    out.push(Sample { gpu: g, job: a, other: b, ratio: own / solo });
+                    out.push(Sample {
+                        gpu: g,
+                        job: a,
+                        other: b,
+                        ratio: own / solo,
+                    });
                 }
             }
         }
@@ -366,19 +452,45 @@ struct Features<'a> {
 impl<'a> Features<'a> {
     fn new(inputs: &'a CostInputs) -> Features<'a> {
         let samples = training_samples(inputs);
-        let mut families: Vec<String> = inputs.job_types().iter().map(|j| j.family.clone()).collect();
+        let mut families: Vec<String> = inputs
+            .job_types()
+            .iter()
+            .map(|j| j.family.clone())
+            .collect();
         families.sort();
         families.dedup();
         let sens = ratio_sums(inputs, &samples);
-        let swapped: Vec<Sample> = samples.iter().map(|s| Sample { job: s.other, other: s.job, ..*s }).collect();
+        let swapped: Vec<Sample> = samples
+            .iter()
+            .map(|s| Sample {
+                job: s.other,
+                other: s.job,
+                ..*s
+            })
+            .collect();
         let press = ratio_sums(inputs, &swapped);
-        let global =
-            if samples.is_empty() { 1.0 } else { samples.iter().map(|s| s.ratio).sum::<f64>() / samples.len() as f64 };
-        Features { inputs, families, sens, press, global }
+        let global = if samples.is_empty() {
+            1.0
+        } else {
+            samples.iter().map(|s| s.ratio).sum::<f64>() / samples.len() as f64
+        };
+        Features {
+            inputs,
+            families,
+            sens,
+            press,
+            global,
+        }
     }
 
     /// Mean of a (gpu, job) cell, without `own` (leave-one-out) when it is a training sample.
-    fn mean(&self, table: &(Array2<f64>, Array2<f64>), g: usize, j: usize, own: Option<f64>) -> f64 {
+    fn mean(
+        &self,
+        table: &(Array2<f64>, Array2<f64>),
+        g: usize,
+        j: usize,
+        own: Option<f64>,
+    ) -> f64 {
         let (mut s, mut c) = (table.0[[g, j]], table.1[[g, j]]);
         if let Some(r) = own {
             s -= r;
@@ -393,7 +505,11 @@ impl<'a> Features<'a> {
         out.extend((0..k).map(|x| if x == g { 1.0 } else { 0.0 }));
         for job in [a, b] {
             let jt = &inputs.job_types()[job];
-            out.extend(self.families.iter().map(|f| if *f == jt.family { 1.0 } else { 0.0 }));
+            out.extend(
+                self.families
+                    .iter()
+                    .map(|f| if *f == jt.family { 1.0 } else { 0.0 }),
+            );
             out.push(jt.batch_size.map_or(ABSENT, |bs| f64::from(bs).log2()));
             out.extend((0..k).map(|x| inputs.solo(x, job).map_or(ABSENT, f64::ln)));
         }
@@ -416,7 +532,10 @@ impl<'a> Features<'a> {
         }
     }
 
-    fn matrix(&self, rows: impl Iterator<Item = (usize, usize, usize, Option<f64>)>) -> Result<Array2<f64>, CostError> {
+    fn matrix(
+        &self,
+        rows: impl Iterator<Item = (usize, usize, usize, Option<f64>)>,
+    ) -> Result<Array2<f64>, CostError> {
         let mut data = Vec::new();
         let mut n = 0;
         for (g, a, b, own) in rows {

@@ -32,7 +32,10 @@ impl SlotCurve {
         if !(solo.is_finite() && half.is_finite() && solo > 0.0 && half > 0.0) {
             return None;
         }
-        Some(SlotCurve { solo, exponent: (solo / half).log2().max(0.0) })
+        Some(SlotCurve {
+            solo,
+            exponent: (solo / half).log2().max(0.0),
+        })
     }
 
     /// Throughput in a slot of `slot` of the GPU's `units` units (`slot <= units`, both >= 1).
@@ -63,10 +66,17 @@ pub fn slot_throughputs(
     ladder: &[u32],
 ) -> Vec<(u32, f64)> {
     let inputs = model.inputs();
-    let Some(solo) = inputs.solo(gpu, job) else { return Vec::new() };
-    let single = inputs.job_types().get(job).is_some_and(|j| j.scale_factor == 1);
+    let Some(solo) = inputs.solo(gpu, job) else {
+        return Vec::new();
+    };
+    let single = inputs
+        .job_types()
+        .get(job)
+        .is_some_and(|j| j.scale_factor == 1);
     let curve = if single {
-        model.typical_shared_throughput(gpu, job).and_then(|half| SlotCurve::through_half(solo, half))
+        model
+            .typical_shared_throughput(gpu, job)
+            .and_then(|half| SlotCurve::through_half(solo, half))
     } else {
         None
     };

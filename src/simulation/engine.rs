@@ -37,7 +37,8 @@ impl SimState<'_> {
 
     /// Solo throughput of job `id` on cluster type `k`.
     pub fn solo(&self, id: usize, k: usize) -> f64 {
-        self.table.solo(self.cluster.types[k].worker, self.jobs[id].job_type)
+        self.table
+            .solo(self.cluster.types[k].worker, self.jobs[id].job_type)
     }
 
     /// Throughputs of jobs `a` and `b` co-located on cluster type `k` (0, 0 when they cannot be).
@@ -46,7 +47,8 @@ impl SimState<'_> {
         if ja.scale_factor != jb.scale_factor {
             return (0.0, 0.0);
         }
-        self.table.pair(self.cluster.types[k].worker, ja.job_type, jb.job_type)
+        self.table
+            .pair(self.cluster.types[k].worker, ja.job_type, jb.job_type)
     }
 }
 
@@ -150,7 +152,11 @@ impl<'a> Simulation<'a> {
         config: &SimConfig,
     ) -> Result<Simulation<'a>, SimError> {
         if jobs.is_empty() {
-            return Err(SimError::Setting { setting: "jobs", rule: "must not be empty", got: "0".into() });
+            return Err(SimError::Setting {
+                setting: "jobs",
+                rule: "must not be empty",
+                got: "0".into(),
+            });
         }
         if !(config.round_seconds.is_finite() && config.round_seconds > 0.0) {
             return Err(SimError::Setting {
@@ -160,7 +166,11 @@ impl<'a> Simulation<'a> {
             });
         }
         if jobs.windows(2).any(|w| w[1].arrival < w[0].arrival) {
-            return Err(SimError::Setting { setting: "jobs", rule: "must be sorted by arrival", got: String::new() });
+            return Err(SimError::Setting {
+                setting: "jobs",
+                rule: "must be sorted by arrival",
+                got: String::new(),
+            });
         }
         let window = config.window.unwrap_or((0, jobs.len() - 1));
         if window.0 > window.1 || window.1 >= jobs.len() {
@@ -177,10 +187,20 @@ impl<'a> Simulation<'a> {
                 .any(|t| t.count >= j.scale_factor && table.solo(t.worker, j.job_type) > 0.0);
             if !runnable {
                 let model = table.job_types()[j.job_type].model();
-                return Err(SimError::Unrunnable { index: i, model, scale_factor: j.scale_factor });
+                return Err(SimError::Unrunnable {
+                    index: i,
+                    model,
+                    scale_factor: j.scale_factor,
+                });
             }
         }
-        Ok(Simulation { table, cluster, jobs, config: config.clone(), window })
+        Ok(Simulation {
+            table,
+            cluster,
+            jobs,
+            config: config.clone(),
+            window,
+        })
     }
 
     /// Runs the policy until every window job has finished. `wall_seconds` of the result is left
@@ -212,7 +232,12 @@ impl<'a> Simulation<'a> {
         let name = scheduler.name();
         let mut scratch = CheckScratch {
             placed: vec![false; n],
-            used: self.cluster.types.iter().map(|t| vec![0.0; t.count as usize]).collect(),
+            used: self
+                .cluster
+                .types
+                .iter()
+                .map(|t| vec![0.0; t.count as usize])
+                .collect(),
         };
 
         while finished_in_window < window_jobs {
@@ -240,10 +265,16 @@ impl<'a> Simulation<'a> {
                         }
                     }
                     if round_start >= added_at[self.window.0].unwrap_or(f64::INFINITY) {
-                        busy += (r.finish - round_start) * r.placement.gpus.len() as f64 * r.placement.fraction;
+                        busy += (r.finish - round_start)
+                            * r.placement.gpus.len() as f64
+                            * r.placement.fraction;
                     }
                 }
-                let report = RoundReport { start: round_start, end: now, runs: std::mem::take(&mut running) };
+                let report = RoundReport {
+                    start: round_start,
+                    end: now,
+                    runs: std::mem::take(&mut running),
+                };
                 let state = self.state(now, &steps_done, &active, false);
                 scheduler.round_finished(&report, &state);
                 done.sort_unstable();
@@ -275,11 +306,21 @@ impl<'a> Simulation<'a> {
             let idle = !ran && next >= n;
             let state = self.state(now, &steps_done, &active, idle);
             let placements = scheduler.plan(&state)?;
-            self.check(&name, now, &placements, (&added_at, &completion), &mut scratch)?;
+            self.check(
+                &name,
+                now,
+                &placements,
+                (&added_at, &completion),
+                &mut scratch,
+            )?;
             if placements.is_empty() && next >= n {
                 idle_plans += 1;
                 if idle_plans >= 3 {
-                    return Err(SimError::Stalled { policy: name, time: now, active: active.len() });
+                    return Err(SimError::Stalled {
+                        policy: name,
+                        time: now,
+                        active: active.len(),
+                    });
                 }
             } else {
                 idle_plans = 0;
@@ -291,15 +332,27 @@ impl<'a> Simulation<'a> {
                 for (i, &j) in p.jobs.iter().enumerate() {
                     let thr = p.throughputs[i];
                     // Gavel runs whole steps: floor(throughput * round), capped by what is left.
-                    let s = (thr * round).floor().min(self.jobs[j].total_steps - steps_done[j]).max(0.0);
+                    let s = (thr * round)
+                        .floor()
+                        .min(self.jobs[j].total_steps - steps_done[j])
+                        .max(0.0);
                     if s > 0.0 {
                         finish = finish.max(now + s / thr);
                     }
                     steps.push(s);
                 }
-                running.push(Run { placement: p, steps, finish });
+                running.push(Run {
+                    placement: p,
+                    steps,
+                    finish,
+                });
             }
-            progress(Progress { now, finished: finished_in_window, window_jobs, rounds });
+            progress(Progress {
+                now,
+                finished: finished_in_window,
+                window_jobs,
+                rounds,
+            });
         }
 
         let window_start = added_at[self.window.0].unwrap_or(self.jobs[self.window.0].arrival);
@@ -314,7 +367,11 @@ impl<'a> Simulation<'a> {
                     Some(a) => left_at[j].unwrap_or(now) - a,
                     None => 0.0,
                 };
-                let contention = if lived > 0.0 { (crowd[j] / lived).max(1.0) } else { 1.0 };
+                let contention = if lived > 0.0 {
+                    (crowd[j] / lived).max(1.0)
+                } else {
+                    1.0
+                };
                 JobOutcome {
                     arrival: job.arrival,
                     completion: completion[j],
@@ -334,13 +391,23 @@ impl<'a> Simulation<'a> {
             rounds,
             solver_seconds: scheduler.solver_seconds(),
             wall_seconds: 0.0,
-            utilization: if span > 0.0 && gpus > 0.0 { busy / (span * gpus) } else { 0.0 },
+            utilization: if span > 0.0 && gpus > 0.0 {
+                busy / (span * gpus)
+            } else {
+                0.0
+            },
             lease_extension_share: scheduler.lease_extension_share(),
             solver_fallbacks: scheduler.solver_fallbacks(),
         })
     }
 
-    fn state<'s>(&'s self, now: f64, steps_done: &'s [f64], active: &'s [usize], idle: bool) -> SimState<'s> {
+    fn state<'s>(
+        &'s self,
+        now: f64,
+        steps_done: &'s [f64],
+        active: &'s [usize],
+        idle: bool,
+    ) -> SimState<'s> {
         SimState {
             now,
             table: self.table,
@@ -404,7 +471,11 @@ impl<'a> Simulation<'a> {
     ) -> Result<(), SimError> {
         let (added_at, completion) = ledger;
         let CheckScratch { placed, used } = scratch;
-        let bad = |reason: String| SimError::InvalidPlacement { policy: policy.to_string(), time: now, reason };
+        let bad = |reason: String| SimError::InvalidPlacement {
+            policy: policy.to_string(),
+            time: now,
+            reason,
+        };
         let result = 'check: {
             for p in placements {
                 let Some(t) = self.cluster.types.get(p.gpu_type) else {
@@ -431,7 +502,10 @@ impl<'a> Simulation<'a> {
                         )));
                     }
                     if !(p.throughputs[i].is_finite() && p.throughputs[i] >= 0.0) {
-                        break 'check Err(bad(format!("job {j} has throughput {}", p.throughputs[i])));
+                        break 'check Err(bad(format!(
+                            "job {j} has throughput {}",
+                            p.throughputs[i]
+                        )));
                     }
                 }
                 for &g in &p.gpus {

@@ -38,8 +38,8 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::engine::{Placement, RoundReport, Scheduler, SimState};
 use super::SimError;
+use super::engine::{Placement, RoundReport, Scheduler, SimState};
 
 /// A job or a pair of jobs, as Gavel's `JobIdPair`: (smaller id, larger id).
 pub type Combo = (usize, Option<usize>);
@@ -190,8 +190,9 @@ impl Estimator {
         if state.jobs[id].scale_factor != 1 {
             return;
         }
-        let singles: Vec<usize> =
-            (0..state.table.job_types().len()).filter(|&j| state.table.job_types()[j].scale_factor == 1).collect();
+        let singles: Vec<usize> = (0..state.table.job_types().len())
+            .filter(|&j| state.table.job_types()[j].scale_factor == 1)
+            .collect();
         if singles.is_empty() {
             return;
         }
@@ -206,9 +207,16 @@ impl Estimator {
         // The reference pair's slowdown, applied to the job's own solo throughput.
         let ratio = |x: usize, y: usize| {
             let solo = table.solo(w, x);
-            if solo > 0.0 { (table.pair(w, x, y).0 / solo).clamp(0.0, 1.0) } else { 0.0 }
+            if solo > 0.0 {
+                (table.pair(w, x, y).0 / solo).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
         };
-        Some((ratio(ra, rb) * state.solo(a, k), ratio(rb, ra) * state.solo(b, k)))
+        Some((
+            ratio(ra, rb) * state.solo(a, k),
+            ratio(rb, ra) * state.solo(b, k),
+        ))
     }
 }
 
@@ -289,7 +297,10 @@ impl<P: AllocationPolicy> GavelRounds<P> {
     /// reference type, and a pair that has not run on a type is believed to run at its
     /// references' measured slowdowns applied to its own solo throughputs (the module's notes).
     pub fn with_pair_estimates(mut self, seed: u64) -> GavelRounds<P> {
-        self.estimator = Some(Estimator { rng: ChaCha8Rng::seed_from_u64(seed), reference: HashMap::new() });
+        self.estimator = Some(Estimator {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            reference: HashMap::new(),
+        });
         self
     }
 
@@ -335,12 +346,20 @@ impl<P: AllocationPolicy> GavelRounds<P> {
         let mut pair_entries: Vec<usize> = Vec::new();
         for (i, e) in self.entries.iter().enumerate() {
             if let (a, Some(b)) = e.combo {
-                pairs.push(AllocationPair { a: position[a], b: position[b], throughput: e.throughput.clone() });
+                pairs.push(AllocationPair {
+                    a: position[a],
+                    b: position[b],
+                    throughput: e.throughput.clone(),
+                });
                 pair_entries.push(i);
             }
         }
         let capacity: Vec<u32> = state.cluster.counts();
-        let input = AllocationInput { jobs: &jobs, pairs: &pairs, capacity: &capacity };
+        let input = AllocationInput {
+            jobs: &jobs,
+            pairs: &pairs,
+            capacity: &capacity,
+        };
         let start = Instant::now();
         let x = self.policy.allocate(&input)?;
         self.solver_seconds += start.elapsed().as_secs_f64();
@@ -406,7 +425,11 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             // Gavel pairs the new job with every active job of the same scale factor, in arrival
             // order, and starts their time at 0 (not at the credit).
             let sf = state.jobs[id].scale_factor;
-            for &other in state.active.iter().filter(|&&o| o != id && state.jobs[o].scale_factor == sf) {
+            for &other in state
+                .active
+                .iter()
+                .filter(|&&o| o != id && state.jobs[o].scale_factor == sf)
+            {
                 let (a, b) = (other.min(id), other.max(id));
                 self.entries.push(Entry {
                     combo: (a, Some(b)),
@@ -414,7 +437,12 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                     deficit: vec![0.0; k],
                     time: vec![0.0; k],
                     throughput: (0..k)
-                        .map(|t| self.estimator.as_ref().and_then(|e| e.pair(a, b, t, state)).unwrap_or(state.pair(a, b, t)))
+                        .map(|t| {
+                            self.estimator
+                                .as_ref()
+                                .and_then(|e| e.pair(a, b, t, state))
+                                .unwrap_or(state.pair(a, b, t))
+                        })
                         .collect(),
                     oracle: (0..k).map(|t| state.pair(a, b, t)).collect(),
                     allocation: None,
@@ -427,7 +455,8 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
     }
 
     fn job_finished(&mut self, id: usize, _state: &SimState<'_>) {
-        self.entries.retain(|e| e.combo.0 != id && e.combo.1 != Some(id));
+        self.entries
+            .retain(|e| e.combo.0 != id && e.combo.1 != Some(id));
         if let Some(est) = self.estimator.as_mut() {
             est.reference.remove(&id);
         }
@@ -447,7 +476,10 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             }
             let elapsed = run.finish - start;
             let failed = elapsed <= 0.0
-                || p.jobs.iter().zip(&run.steps).any(|(&j, &s)| s <= 0.0 && state.remaining(j) + s > 0.0);
+                || p.jobs
+                    .iter()
+                    .zip(&run.steps)
+                    .any(|(&j, &s)| s <= 0.0 && state.remaining(j) + s > 0.0);
             if failed {
                 // Gavel counts a failed micro-task and recomputes the allocation.
                 self.need_update = true;
@@ -504,7 +536,9 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             );
             let mut queue = BinaryHeap::from(keys);
             while s.left[k] > 0 && unplaced > 0 {
-                let Some(QueueKey { index: i, .. }) = queue.pop() else { break };
+                let Some(QueueKey { index: i, .. }) = queue.pop() else {
+                    break;
+                };
                 let (a, b) = entries[i].combo;
                 if s.placed[a] || b.is_some_and(|b| s.placed[b]) {
                     continue;
@@ -548,7 +582,10 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                 for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
                     if let Some((pk, offset, len)) = self.entries[i].previous {
                         let gpus = &self.arena[offset..offset + len];
-                        if pk == k && len == sf as usize && gpus.iter().all(|&g| !s.taken[g as usize]) {
+                        if pk == k
+                            && len == sf as usize
+                            && gpus.iter().all(|&g| !s.taken[g as usize])
+                        {
                             let at = s.arena.len();
                             for &g in gpus {
                                 s.taken[g as usize] = true;
@@ -577,7 +614,9 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                 from = to;
             }
             for (slot, &(i, _)) in list.iter().enumerate() {
-                let Some((at, len)) = s.gpus_of[slot] else { continue };
+                let Some((at, len)) = s.gpus_of[slot] else {
+                    continue;
+                };
                 let gpus = &s.arena[at..at + len];
                 let e = &self.entries[i];
                 // Jobs run at their true speed, whatever the scheduler believed; a pair that
@@ -594,7 +633,13 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                 }
                 s.next_previous.push((i, k, at, len));
                 self.planned.push(i);
-                placements.push(Placement { jobs, gpu_type: k, gpus: gpus.to_vec(), fraction: 1.0, throughputs });
+                placements.push(Placement {
+                    jobs,
+                    gpu_type: k,
+                    gpus: gpus.to_vec(),
+                    fraction: 1.0,
+                    throughputs,
+                });
             }
             list.clear();
             s.chosen[k] = list;
@@ -619,6 +664,10 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
     }
 
     fn lease_extension_share(&self) -> f64 {
-        if self.opportunities == 0 { 0.0 } else { self.extensions as f64 / self.opportunities as f64 }
+        if self.opportunities == 0 {
+            0.0
+        } else {
+            self.extensions as f64 / self.opportunities as f64
+        }
     }
 }

@@ -74,12 +74,22 @@ impl Metrics {
         let window = &result.jobs[a..=b];
         let done: Vec<_> = window.iter().filter(|j| j.completion.is_some()).collect();
         let n = done.len() as f64;
-        let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
         let jcts: Vec<f64> = done.iter().filter_map(|j| j.jct()).collect();
         let mut rho: Vec<f64> = done
             .iter()
             .map(|j| {
-                let alone = if j.fair_rate > 0.0 { j.total_steps / j.fair_rate } else { f64::INFINITY };
+                let alone = if j.fair_rate > 0.0 {
+                    j.total_steps / j.fair_rate
+                } else {
+                    f64::INFINITY
+                };
                 j.jct().unwrap_or(f64::INFINITY) / alone
             })
             .collect();
@@ -88,20 +98,47 @@ impl Metrics {
         let sum: f64 = service.iter().sum();
         let squares: f64 = service.iter().map(|s| s * s).sum();
         let makespan = (result.window_end - result.window_start) / 3600.0;
-        let alone: Vec<f64> = window.iter().map(|j| j.total_steps / j.best_throughput).collect();
-        let latest = window.iter().zip(&alone).map(|(j, t)| j.arrival + t).fold(f64::NEG_INFINITY, f64::max);
+        let alone: Vec<f64> = window
+            .iter()
+            .map(|j| j.total_steps / j.best_throughput)
+            .collect();
+        let latest = window
+            .iter()
+            .zip(&alone)
+            .map(|(j, t)| j.arrival + t)
+            .fold(f64::NEG_INFINITY, f64::max);
         Metrics {
             policy: result.policy.clone(),
             jobs: window.len(),
             finished: done.len(),
             avg_jct_h: mean(&jcts) / 3600.0,
             makespan_h: makespan,
-            throughput_jobs_h: if makespan > 0.0 { n / makespan } else { f64::NAN },
-            ftf_rho_p50: if rho.is_empty() { f64::NAN } else { percentile(&rho, 0.5) },
+            throughput_jobs_h: if makespan > 0.0 {
+                n / makespan
+            } else {
+                f64::NAN
+            },
+            ftf_rho_p50: if rho.is_empty() {
+                f64::NAN
+            } else {
+                percentile(&rho, 0.5)
+            },
             ftf_rho_max: rho.last().copied().unwrap_or(f64::NAN),
-            jain: if squares > 0.0 { sum * sum / (n * squares) } else { f64::NAN },
-            share_meeting_lambda: if n > 0.0 { service.iter().filter(|&&s| s >= lambda).count() as f64 / n } else { f64::NAN },
-            solver_seconds_per_round: if result.rounds > 0 { result.solver_seconds / result.rounds as f64 } else { 0.0 },
+            jain: if squares > 0.0 {
+                sum * sum / (n * squares)
+            } else {
+                f64::NAN
+            },
+            share_meeting_lambda: if n > 0.0 {
+                service.iter().filter(|&&s| s >= lambda).count() as f64 / n
+            } else {
+                f64::NAN
+            },
+            solver_seconds_per_round: if result.rounds > 0 {
+                result.solver_seconds / result.rounds as f64
+            } else {
+                0.0
+            },
             seconds: result.wall_seconds,
             rounds: result.rounds,
             utilization: result.utilization,

@@ -50,7 +50,9 @@ pub enum SimError {
         rule: String,
     },
     /// A job of a trace names a job type the throughput table does not know.
-    #[error("trace job {index} (line {line}): unknown job type {model:?} with scale factor {scale_factor}")]
+    #[error(
+        "trace job {index} (line {line}): unknown job type {model:?} with scale factor {scale_factor}"
+    )]
     UnknownJobType {
         /// 0-based job index.
         index: usize,
@@ -63,7 +65,9 @@ pub enum SimError {
     },
     /// A job can run on none of the cluster's GPU types (or needs more GPUs than any type has):
     /// it could never finish.
-    #[error("job {index} ({model}, scale factor {scale_factor}) cannot run on any gpu type of the cluster")]
+    #[error(
+        "job {index} ({model}, scale factor {scale_factor}) cannot run on any gpu type of the cluster"
+    )]
     Unrunnable {
         /// 0-based job index.
         index: usize,
@@ -101,7 +105,9 @@ pub enum SimError {
         reason: String,
     },
     /// Jobs are left, nothing runs and nothing will arrive: the policy will never schedule them.
-    #[error("policy {policy} stalled at t={time:.0}s with {active} unfinished jobs and nothing scheduled")]
+    #[error(
+        "policy {policy} stalled at t={time:.0}s with {active} unfinished jobs and nothing scheduled"
+    )]
     Stalled {
         /// The policy.
         policy: String,
@@ -142,23 +148,35 @@ impl Cluster {
     /// Parses `v100=36,p100=36,k80=36` against the worker types of `table`. The order written is
     /// the order in which the round mechanism fills the types.
     pub fn parse(text: &str, table: &ThroughputTable) -> Result<Cluster, SimError> {
-        let err = |rule: String| SimError::Cluster { text: text.to_string(), rule };
+        let err = |rule: String| SimError::Cluster {
+            text: text.to_string(),
+            rule,
+        };
         let mut types: Vec<ClusterType> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (name, count) =
-                part.split_once('=').ok_or_else(|| err(format!("{part:?} must be written type=count")))?;
+            let (name, count) = part
+                .split_once('=')
+                .ok_or_else(|| err(format!("{part:?} must be written type=count")))?;
             let name = name.trim();
             let worker = table.worker(name).ok_or_else(|| {
-                err(format!("unknown gpu type {name:?}; the throughputs know {}", table.workers().join(", ")))
+                err(format!(
+                    "unknown gpu type {name:?}; the throughputs know {}",
+                    table.workers().join(", ")
+                ))
             })?;
-            let count: u32 = count
-                .trim()
-                .parse()
-                .map_err(|_| err(format!("count of {name} must be a non-negative integer (got {count:?})")))?;
+            let count: u32 = count.trim().parse().map_err(|_| {
+                err(format!(
+                    "count of {name} must be a non-negative integer (got {count:?})"
+                ))
+            })?;
             if types.iter().any(|t| t.name == name) {
                 return Err(err(format!("gpu type {name} is listed twice")));
             }
-            types.push(ClusterType { name: name.to_string(), worker, count });
+            types.push(ClusterType {
+                name: name.to_string(),
+                worker,
+                count,
+            });
         }
         if types.iter().all(|t| t.count == 0) {
             return Err(err("the cluster has no gpu".to_string()));
@@ -210,13 +228,23 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { round_seconds: 360.0, reset_seconds: 1920.0, window: None, lambda: 1.0, seed: 0 }
+        SimConfig {
+            round_seconds: 360.0,
+            reset_seconds: 1920.0,
+            window: None,
+            lambda: 1.0,
+            seed: 0,
+        }
     }
 }
 
 /// Parses `A-B` (inclusive job indices).
 pub fn parse_window(text: &str) -> Result<(usize, usize), SimError> {
-    let bad = || SimError::Setting { setting: "window", rule: "must be A-B with 0 <= A <= B", got: text.to_string() };
+    let bad = || SimError::Setting {
+        setting: "window",
+        rule: "must be A-B with 0 <= A <= B",
+        got: text.to_string(),
+    };
     let (a, b) = text.split_once('-').ok_or_else(bad)?;
     let a: usize = a.trim().parse().map_err(|_| bad())?;
     let b: usize = b.trim().parse().map_err(|_| bad())?;
@@ -227,21 +255,32 @@ pub fn parse_window(text: &str) -> Result<(usize, usize), SimError> {
 }
 
 /// Turns trace jobs into simulator jobs, resolving job types against `table`.
-pub fn jobs_from_trace(trace: &[TraceJob], table: &ThroughputTable) -> Result<Vec<SimJob>, SimError> {
+pub fn jobs_from_trace(
+    trace: &[TraceJob],
+    table: &ThroughputTable,
+) -> Result<Vec<SimJob>, SimError> {
     trace
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let job_type = table.job_type(&t.job_type, t.scale_factor).ok_or_else(|| SimError::UnknownJobType {
-                index: i,
-                line: i + 1,
-                model: t.job_type.clone(),
-                scale_factor: t.scale_factor,
+            let job_type = table.job_type(&t.job_type, t.scale_factor).ok_or_else(|| {
+                SimError::UnknownJobType {
+                    index: i,
+                    line: i + 1,
+                    model: t.job_type.clone(),
+                    scale_factor: t.scale_factor,
+                }
             })?;
             // Trace steps are integers far below 2^53: exact as f64.
             #[allow(clippy::cast_precision_loss)]
             let total_steps = t.total_steps as f64;
-            Ok(SimJob { job_type, scale_factor: t.scale_factor, weight: t.priority_weight, total_steps, arrival: t.arrival })
+            Ok(SimJob {
+                job_type,
+                scale_factor: t.scale_factor,
+                weight: t.priority_weight,
+                total_steps,
+                arrival: t.arrival,
+            })
         })
         .collect()
 }

@@ -12,7 +12,10 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::costs::{CoLocationModel, Colocation, CostError, GavelThroughputs, JobType, LearnedPredictor, PredictorConfig};
+use crate::costs::{
+    CoLocationModel, Colocation, CostError, GavelThroughputs, JobType, LearnedPredictor,
+    PredictorConfig,
+};
 
 /// Solo and pairwise throughputs (steps per second of the whole job) per GPU type and job type.
 #[derive(Clone)]
@@ -37,7 +40,10 @@ impl fmt::Debug for ThroughputTable {
             .field("workers", &self.workers)
             .field("job_types", &self.jobs.len())
             .field("predicted_pairs", &self.predicted)
-            .field("model", &self.model.as_ref().map(|m| m.method().to_string()))
+            .field(
+                "model",
+                &self.model.as_ref().map(|m| m.method().to_string()),
+            )
             .finish()
     }
 }
@@ -59,16 +65,31 @@ impl ThroughputTable {
         let mut p = vec![None; w * n * n];
         for wi in 0..w {
             for a in 0..n {
-                s[wi * n + a] = solo(wi, a).filter(|t| t.is_finite() && *t > 0.0).unwrap_or(0.0);
+                s[wi * n + a] = solo(wi, a)
+                    .filter(|t| t.is_finite() && *t > 0.0)
+                    .unwrap_or(0.0);
                 for b in 0..n {
                     if jobs[a].scale_factor == jobs[b].scale_factor {
-                        p[(wi * n + a) * n + b] = pair(wi, a, b).map(|(x, y)| (x.max(0.0), y.max(0.0)));
+                        p[(wi * n + a) * n + b] =
+                            pair(wi, a, b).map(|(x, y)| (x.max(0.0), y.max(0.0)));
                     }
                 }
             }
         }
-        let index = jobs.iter().enumerate().map(|(i, j)| ((j.model(), j.scale_factor), i)).collect();
-        ThroughputTable { workers, jobs, index, solo: s, pair: p, predicted: 0, model: None }
+        let index = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| ((j.model(), j.scale_factor), i))
+            .collect();
+        ThroughputTable {
+            workers,
+            jobs,
+            index,
+            solo: s,
+            pair: p,
+            predicted: 0,
+            model: None,
+        }
     }
 
     /// The measured Gavel throughputs: solo entries, measured pairs, and `[0, 0]` pairs as pairs
@@ -111,7 +132,10 @@ impl ThroughputTable {
             for a in 0..n {
                 for b in 0..n {
                     let both = self.solo(w, a) > 0.0 && self.solo(w, b) > 0.0;
-                    if both && self.jobs[a].scale_factor == self.jobs[b].scale_factor && !self.has_pair(w, a, b) {
+                    if both
+                        && self.jobs[a].scale_factor == self.jobs[b].scale_factor
+                        && !self.has_pair(w, a, b)
+                    {
                         missing += 1;
                     }
                 }
@@ -124,12 +148,20 @@ impl ThroughputTable {
     /// predicted). The model's job and GPU indices must be this table's (true for a model built
     /// on the same [`GavelThroughputs`]).
     pub fn fill_from_model(&mut self, model: &dyn CoLocationModel) {
-        self.fill_missing_pairs(|w, a, b| Some((model.pair_throughput(w, a, b)?, model.pair_throughput(w, b, a)?)));
+        self.fill_missing_pairs(|w, a, b| {
+            Some((
+                model.pair_throughput(w, a, b)?,
+                model.pair_throughput(w, b, a)?,
+            ))
+        });
     }
 
     /// Fills every missing same-scale-factor pair with `predict(w, a, b)` (when it answers) and
     /// counts how many were filled. O(W * J^2).
-    pub fn fill_missing_pairs(&mut self, predict: impl Fn(usize, usize, usize) -> Option<(f64, f64)>) {
+    pub fn fill_missing_pairs(
+        &mut self,
+        predict: impl Fn(usize, usize, usize) -> Option<(f64, f64)>,
+    ) {
         let n = self.jobs.len();
         for wi in 0..self.workers.len() {
             for a in 0..n {

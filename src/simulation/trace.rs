@@ -84,7 +84,9 @@ pub enum TraceError {
         value: String,
     },
     /// Arrival times go backwards (Gavel requires them sorted).
-    #[error("trace line {line}: arrival time {arrival} is before the previous line's {previous}; arrivals must be sorted")]
+    #[error(
+        "trace line {line}: arrival time {arrival} is before the previous line's {previous}; arrivals must be sorted"
+    )]
     Unsorted {
         /// 1-based line number.
         line: usize,
@@ -112,11 +114,20 @@ const FIELDS: [&str; 10] = [
 ];
 
 fn bad(line: usize, index: usize, rule: &'static str, value: &str) -> TraceError {
-    TraceError::BadField { line, index: index + 1, field: FIELDS[index], rule, value: value.to_string() }
+    TraceError::BadField {
+        line,
+        index: index + 1,
+        field: FIELDS[index],
+        rule,
+        value: value.to_string(),
+    }
 }
 
 fn number(line: usize, index: usize, text: &str) -> Result<f64, TraceError> {
-    let value: f64 = text.trim().parse().map_err(|_| bad(line, index, "must be a number", text))?;
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| bad(line, index, "must be a number", text))?;
     if !value.is_finite() {
         return Err(bad(line, index, "must be finite", text));
     }
@@ -127,7 +138,10 @@ fn number(line: usize, index: usize, text: &str) -> Result<f64, TraceError> {
 pub fn parse_line(line: usize, text: &str) -> Result<TraceJob, TraceError> {
     let fields: Vec<&str> = text.split('\t').collect();
     if fields.len() != 10 {
-        return Err(TraceError::FieldCount { line, got: fields.len() });
+        return Err(TraceError::FieldCount {
+            line,
+            got: fields.len(),
+        });
     }
     let job_type = fields[0].trim();
     if job_type.is_empty() {
@@ -138,13 +152,17 @@ pub fn parse_line(line: usize, text: &str) -> Result<TraceJob, TraceError> {
         "1" => true,
         _ => return Err(bad(line, 4, "must be 0 or 1", fields[4])),
     };
-    let total_steps: u64 =
-        fields[5].trim().parse().map_err(|_| bad(line, 5, "must be a positive integer", fields[5]))?;
+    let total_steps: u64 = fields[5]
+        .trim()
+        .parse()
+        .map_err(|_| bad(line, 5, "must be a positive integer", fields[5]))?;
     if total_steps == 0 {
         return Err(bad(line, 5, "must be a positive integer", fields[5]));
     }
-    let scale_factor: u32 =
-        fields[6].trim().parse().map_err(|_| bad(line, 6, "must be a positive integer", fields[6]))?;
+    let scale_factor: u32 = fields[6]
+        .trim()
+        .parse()
+        .map_err(|_| bad(line, 6, "must be a positive integer", fields[6]))?;
     if scale_factor == 0 {
         return Err(bad(line, 6, "must be a positive integer", fields[6]));
     }
@@ -183,7 +201,11 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceJob>, TraceError> {
         if let Some(prev) = jobs.last()
             && job.arrival < prev.arrival
         {
-            return Err(TraceError::Unsorted { line: i + 1, arrival: job.arrival, previous: prev.arrival });
+            return Err(TraceError::Unsorted {
+                line: i + 1,
+                arrival: job.arrival,
+                previous: prev.arrival,
+            });
         }
         jobs.push(job);
     }
@@ -196,8 +218,10 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceJob>, TraceError> {
 /// Reads and parses a trace file.
 pub fn read_trace(path: impl AsRef<Path>) -> Result<Vec<TraceJob>, TraceError> {
     let path = path.as_ref();
-    let text =
-        std::fs::read_to_string(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_trace(&text)
 }
 
@@ -246,6 +270,9 @@ mod tests {
     fn names_line_and_field() {
         let text = format!("{LINE}\n{}", LINE.replace("1646636", "many"));
         let err = parse_trace(&text).unwrap_err().to_string();
-        assert_eq!(err, "trace line 2: field 6 (total steps) must be a positive integer (got \"many\")");
+        assert_eq!(
+            err,
+            "trace line 2: field 6 (total steps) must be a positive integer (got \"many\")"
+        );
     }
 }

@@ -58,16 +58,26 @@ fn duration(rng: &mut ChaCha8Rng) -> f64 {
 /// Generates a workload as trace jobs (so it can be written out and replayed by Gavel too).
 pub fn generate(spec: &WorkloadSpec, table: &ThroughputTable) -> Result<Vec<TraceJob>, SimError> {
     if !(spec.rate.is_finite() && spec.rate > 0.0) {
-        return Err(SimError::Setting { setting: "rate", rule: "must be > 0 jobs per hour", got: spec.rate.to_string() });
+        return Err(SimError::Setting {
+            setting: "rate",
+            rule: "must be > 0 jobs per hour",
+            got: spec.rate.to_string(),
+        });
     }
     if spec.jobs == 0 {
-        return Err(SimError::Setting { setting: "jobs", rule: "must be at least 1", got: "0".into() });
+        return Err(SimError::Setting {
+            setting: "jobs",
+            rule: "must be at least 1",
+            got: "0".into(),
+        });
     }
-    let reference = table.worker(&spec.reference).ok_or_else(|| SimError::Setting {
-        setting: "reference gpu type",
-        rule: "must be a worker type of the throughputs",
-        got: spec.reference.clone(),
-    })?;
+    let reference = table
+        .worker(&spec.reference)
+        .ok_or_else(|| SimError::Setting {
+            setting: "reference gpu type",
+            rule: "must be a worker type of the throughputs",
+            got: spec.reference.clone(),
+        })?;
     // Job types per scale factor that can run on the reference type.
     let of_size = |sf: u32| -> Vec<usize> {
         (0..table.job_types().len())
@@ -82,7 +92,10 @@ pub fn generate(spec: &WorkloadSpec, table: &ThroughputTable) -> Result<Vec<Trac
             got: spec.reference.clone(),
         });
     }
-    let sizes: Vec<(u32, Vec<usize>)> = [1, 2, 4, 8].into_iter().map(|sf| (sf, of_size(sf))).collect();
+    let sizes: Vec<(u32, Vec<usize>)> = [1, 2, 4, 8]
+        .into_iter()
+        .map(|sf| (sf, of_size(sf)))
+        .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let gap = Exp::new(spec.rate / 3600.0).map_err(|_| SimError::Setting {
         setting: "rate",
@@ -95,7 +108,11 @@ pub fn generate(spec: &WorkloadSpec, table: &ThroughputTable) -> Result<Vec<Trac
         if i > 0 {
             arrival += gap.sample(&mut rng);
         }
-        let mut sf = if spec.multi_gpu { scale_factor(&mut rng) } else { 1 };
+        let mut sf = if spec.multi_gpu {
+            scale_factor(&mut rng)
+        } else {
+            1
+        };
         // A size with no job type falls back to single-GPU jobs.
         let types = match sizes.iter().find(|(s, t)| *s == sf && !t.is_empty()) {
             Some((_, t)) => t,

@@ -15,7 +15,9 @@ pub struct BruteForce {
 
 impl Default for BruteForce {
     fn default() -> Self {
-        BruteForce { max_combinations: 2_000_000 }
+        BruteForce {
+            max_combinations: 2_000_000,
+        }
     }
 }
 
@@ -31,7 +33,9 @@ impl Solver for BruteForce {
             .iter()
             .map(|j| j.options.len() + usize::from(j.may_idle()))
             .collect();
-        let total = radix.iter().fold(1u128, |a, &r| a.saturating_mul(r as u128));
+        let total = radix
+            .iter()
+            .fold(1u128, |a, &r| a.saturating_mul(r as u128));
         if total > self.max_combinations {
             return Err(SolveError::TooLarge {
                 solver: "brute",
@@ -74,7 +78,11 @@ impl Solver for BruteForce {
             }
         }
         let Some((_, digits)) = best else {
-            return Ok(Solution::infeasible("brute", problem, infeasible_reason(problem)));
+            return Ok(Solution::infeasible(
+                "brute",
+                problem,
+                infeasible_reason(problem),
+            ));
         };
         let assignments: Vec<Assignment> = problem
             .jobs
@@ -82,7 +90,9 @@ impl Solver for BruteForce {
             .zip(&digits)
             .map(|(job, &d)| job.options.get(d).map(|o| (o.gpu, o.slot)))
             .collect();
-        Ok(Solution::from_assignments("brute", Status::Optimal, problem, assignments)
-            .stat("combinations", total as u64))
+        Ok(
+            Solution::from_assignments("brute", Status::Optimal, problem, assignments)
+                .stat("combinations", total as u64),
+        )
     }
 }

@@ -45,7 +45,11 @@ impl DenseDp {
             }
         }
         let dims = (0..k)
-            .map(|t| problem.capacity[t].checked_div(grain[t]).map_or(1, |cells| cells + 1))
+            .map(|t| {
+                problem.capacity[t]
+                    .checked_div(grain[t])
+                    .map_or(1, |cells| cells + 1)
+            })
             .collect();
         (grain, dims)
     }
@@ -53,7 +57,9 @@ impl DenseDp {
     /// Number of states and bytes the DP would allocate for `problem`.
     pub fn estimate(problem: &RoundProblem) -> (u128, u128) {
         let (_, dims) = Self::grid(problem);
-        let states = dims.iter().fold(1u128, |a, &d| a.saturating_mul(u128::from(d)));
+        let states = dims
+            .iter()
+            .fold(1u128, |a, &d| a.saturating_mul(u128::from(d)));
         let per_state = 16 + problem.jobs.len() as u128;
         (states, states.saturating_mul(per_state))
     }
@@ -70,7 +76,11 @@ impl Solver for DenseDp {
             return Err(SolveError::TooLarge {
                 solver: "dp-dense",
                 // A count that saturated 128 bits is a lower bound, not a figure.
-                what: if bytes == u128::MAX { "bytes (at least; the count overflows 128 bits)" } else { "bytes" },
+                what: if bytes == u128::MAX {
+                    "bytes (at least; the count overflows 128 bits)"
+                } else {
+                    "bytes"
+                },
                 needed: bytes,
                 limit: u128::from(self.max_bytes),
                 hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",
@@ -80,7 +90,12 @@ impl Solver for DenseDp {
             return Err(SolveError::TooLarge {
                 solver: "dp-dense",
                 what: "admissible options in one job",
-                needed: problem.jobs.iter().map(|j| j.options.len()).max().unwrap_or(0) as u128,
+                needed: problem
+                    .jobs
+                    .iter()
+                    .map(|j| j.options.len())
+                    .max()
+                    .unwrap_or(0) as u128,
                 limit: 255,
                 hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",
             });
@@ -105,7 +120,11 @@ impl Solver for DenseDp {
             let may_idle = job.may_idle();
             let row = &mut choice[j * states..(j + 1) * states];
             for idx in 0..states {
-                let mut best = if may_idle { prev[idx] } else { f64::NEG_INFINITY };
+                let mut best = if may_idle {
+                    prev[idx]
+                } else {
+                    f64::NEG_INFINITY
+                };
                 let mut pick = 0u8;
                 for (i, o) in job.options.iter().enumerate() {
                     let q = (o.units / grain[o.gpu]) as usize;
@@ -137,8 +156,10 @@ impl Solver for DenseDp {
             }
         }
         let Some(mut idx) = best_idx else {
-            return Ok(Solution::infeasible("dp-dense", problem, infeasible_reason(problem))
-                .stat("states", states as u64));
+            return Ok(
+                Solution::infeasible("dp-dense", problem, infeasible_reason(problem))
+                    .stat("states", states as u64),
+            );
         };
         let mut assignments = vec![None; n];
         for j in (0..n).rev() {
@@ -149,7 +170,9 @@ impl Solver for DenseDp {
                 idx -= (o.units / grain[o.gpu]) as usize * stride[o.gpu];
             }
         }
-        Ok(Solution::from_assignments("dp-dense", Status::Optimal, problem, assignments)
-            .stat("states", states as u64))
+        Ok(
+            Solution::from_assignments("dp-dense", Status::Optimal, problem, assignments)
+                .stat("states", states as u64),
+        )
     }
 }

@@ -51,7 +51,9 @@ pub struct Dp {
 
 impl Default for Dp {
     fn default() -> Self {
-        Dp { max_states: 4_000_000 }
+        Dp {
+            max_states: 4_000_000,
+        }
     }
 }
 
@@ -78,10 +80,20 @@ fn choices_of(problem: &RoundProblem, j: usize) -> Vec<Choice> {
     let mut out: Vec<Choice> = job
         .options
         .iter()
-        .map(|o| Choice { gpu: Some(o.gpu), units: o.units, value: o.value, slot: o.slot })
+        .map(|o| Choice {
+            gpu: Some(o.gpu),
+            units: o.units,
+            value: o.value,
+            slot: o.slot,
+        })
         .collect();
     if job.may_idle() {
-        out.push(Choice { gpu: None, units: 0, value: 0.0, slot: 0 });
+        out.push(Choice {
+            gpu: None,
+            units: 0,
+            value: 0.0,
+            slot: 0,
+        });
     }
     out
 }
@@ -93,13 +105,24 @@ fn classes(problem: &RoundProblem) -> Vec<Class> {
         let choices = choices_of(problem, j);
         let key: Vec<(usize, u32, u64, u64)> = choices
             .iter()
-            .map(|c| (c.gpu.map_or(usize::MAX, |g| g), c.slot, c.units, c.value.to_bits()))
+            .map(|c| {
+                (
+                    c.gpu.map_or(usize::MAX, |g| g),
+                    c.slot,
+                    c.units,
+                    c.value.to_bits(),
+                )
+            })
             .collect();
         match index.get(&key) {
             Some(&c) => out[c].jobs.push(j),
             None => {
                 index.insert(key, out.len());
-                out.push(Class { forced: !problem.jobs[j].may_idle(), choices, jobs: vec![j] });
+                out.push(Class {
+                    forced: !problem.jobs[j].may_idle(),
+                    choices,
+                    jobs: vec![j],
+                });
             }
         }
     }
@@ -114,7 +137,10 @@ fn rc(c: &Choice, mu: &[f64]) -> f64 {
 }
 
 fn best_rc(choices: &[Choice], mu: &[f64]) -> f64 {
-    choices.iter().map(|c| rc(c, mu)).fold(f64::NEG_INFINITY, f64::max)
+    choices
+        .iter()
+        .map(|c| rc(c, mu))
+        .fold(f64::NEG_INFINITY, f64::max)
 }
 
 /// The classes' choices flattened for the bound's inner loops (structure of arrays). Idle is a
@@ -178,7 +204,13 @@ impl Flat {
     /// first breakpoint where the slope turns >= 0. O(total choices * envelope steps + B log B)
     /// for B breakpoints, about the cost of a few evaluations of L (where a bisection on the
     /// slope costs 64). Returns whether mu moved.
-    fn line_search(&self, mu: &mut [f64], d: &[f64], cap: &[f64], breaks: &mut Vec<(f64, f64)>) -> bool {
+    fn line_search(
+        &self,
+        mu: &mut [f64],
+        d: &[f64],
+        cap: &[f64],
+        breaks: &mut Vec<(f64, f64)>,
+    ) -> bool {
         let k = self.k;
         let mut price = mu.to_vec();
         price.push(0.0);
@@ -197,7 +229,12 @@ impl Flat {
         }
         // Right slope at t = 0: each class on its maximizer, ties to the smallest d . u (the one
         // that stays maximal as t grows). Most directions do not descend: check that first.
-        let mut slope: f64 = dir.iter().take(k).zip(&self.capacity).map(|(x, c)| x * c).sum();
+        let mut slope: f64 = dir
+            .iter()
+            .take(k)
+            .zip(&self.capacity)
+            .map(|(x, c)| x * c)
+            .sum();
         let mut s0 = slope;
         for c in 0..self.count.len() {
             let (mut a_cur, mut b_cur) = (f64::NEG_INFINITY, f64::INFINITY);
@@ -374,17 +411,28 @@ fn greedy(problem: &RoundProblem, classes: &[Class], mu: &[f64]) -> Option<Vec<u
     // then the optional ones by best reduced cost.
     let key = |i: usize| {
         let cl = &classes[i];
-        if cl.forced { (false, cl.choices.len()) } else { (true, 0) }
+        if cl.forced {
+            (false, cl.choices.len())
+        } else {
+            (true, 0)
+        }
     };
     let best: Vec<f64> = classes.iter().map(|cl| best_rc(&cl.choices, mu)).collect();
-    order.sort_by(|&a, &b| key(a).cmp(&key(b)).then_with(|| best[b].total_cmp(&best[a])));
+    order.sort_by(|&a, &b| {
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| best[b].total_cmp(&best[a]))
+    });
     for &ci in &order {
         let cl = &classes[ci];
         // Choices by reduced cost, best first; ties to the larger value, then the listed order.
         let mut ranked: Vec<usize> = (0..cl.choices.len()).collect();
         ranked.sort_by(|&a, &b| {
             let (ca, cb) = (&cl.choices[a], &cl.choices[b]);
-            rc(cb, mu).total_cmp(&rc(ca, mu)).then(cb.value.total_cmp(&ca.value)).then(a.cmp(&b))
+            rc(cb, mu)
+                .total_cmp(&rc(ca, mu))
+                .then(cb.value.total_cmp(&ca.value))
+                .then(a.cmp(&b))
         });
         for &j in &cl.jobs {
             let mut placed = false;
@@ -537,7 +585,12 @@ impl ClassDp<'_> {
         }
         let m = core.len();
         let np = self.probes.len();
-        let mut sfx = Suffix { k, rc: vec![0.0; np * (m + 1)], add: vec![0u64; (m + 1) * k], m };
+        let mut sfx = Suffix {
+            k,
+            rc: vec![0.0; np * (m + 1)],
+            add: vec![0u64; (m + 1) * k],
+            m,
+        };
         for i in (0..m).rev() {
             let cl = &self.classes[core[i]];
             let cs = &self.kept[core[i]];
@@ -546,7 +599,12 @@ impl ClassDp<'_> {
                 sfx.rc[p * (m + 1) + i] = sfx.rc[p * (m + 1) + i + 1] + n * best_rc(cs, probe);
             }
             for t in 0..k {
-                let most = cs.iter().filter(|c| c.gpu == Some(t)).map(|c| c.units).max().unwrap_or(0);
+                let most = cs
+                    .iter()
+                    .filter(|c| c.gpu == Some(t))
+                    .map(|c| c.units)
+                    .max()
+                    .unwrap_or(0);
                 sfx.add[i * k + t] = sfx.add[(i + 1) * k + t] + most * cl.jobs.len() as u64;
             }
         }
@@ -611,11 +669,16 @@ impl ClassDp<'_> {
                 let mut n_keys: Vec<u128> = Vec::with_capacity(guess);
                 let mut n_placed: Vec<u64> = Vec::with_capacity(guess);
                 let mut n_score: Vec<f64> = Vec::with_capacity(guess);
-                let mut step = Step { parent: Vec::with_capacity(guess), count: Vec::with_capacity(guess) };
+                let mut step = Step {
+                    parent: Vec::with_capacity(guess),
+                    count: Vec::with_capacity(guess),
+                };
                 for s in 0..values.len() {
                     let left = n - placed[s];
                     let most = match ch.gpu {
-                        Some(g) => left.min((residual[g] as u64).saturating_sub(units[s * k + g]) / ch.units.max(1)),
+                        Some(g) => left.min(
+                            (residual[g] as u64).saturating_sub(units[s * k + g]) / ch.units.max(1),
+                        ),
                         None => left,
                     };
                     // The last choice takes every job left.
@@ -643,7 +706,8 @@ impl ClassDp<'_> {
                             for t in 0..k {
                                 if mu[t] > 0.0 {
                                     let room = (residual[t] as u64).saturating_sub(row[t]);
-                                    let add = sfx.add[(i + 1) * k + t] + rest * tail_units[(q + 1) * k + t];
+                                    let add = sfx.add[(i + 1) * k + t]
+                                        + rest * tail_units[(q + 1) * k + t];
                                     u += mu[t] * room.min(add) as f64;
                                 }
                             }
@@ -704,10 +768,15 @@ impl ClassDp<'_> {
                 if let Some(width) = self.beam.filter(|&b| n_values.len() > b) {
                     // Keep the sub-states of largest bound (ties: the first), in their order.
                     let mut order: Vec<usize> = (0..n_values.len()).collect();
-                    order.select_nth_unstable_by(width - 1, |&a, &b| n_score[b].total_cmp(&n_score[a]).then(a.cmp(&b)));
+                    order.select_nth_unstable_by(width - 1, |&a, &b| {
+                        n_score[b].total_cmp(&n_score[a]).then(a.cmp(&b))
+                    });
                     order.truncate(width);
                     order.sort_unstable();
-                    n_units = order.iter().flat_map(|&x| n_units[x * k..(x + 1) * k].to_vec()).collect();
+                    n_units = order
+                        .iter()
+                        .flat_map(|&x| n_units[x * k..(x + 1) * k].to_vec())
+                        .collect();
                     n_values = order.iter().map(|&x| n_values[x]).collect();
                     n_keys = order.iter().map(|&x| n_keys[x]).collect();
                     n_placed = order.iter().map(|&x| n_placed[x]).collect();
@@ -773,7 +842,15 @@ impl Solver for Dp {
         let bound = Flat::new(&classes, &problem.capacity).lagrangian(&mu);
         let incumbent = greedy(problem, &classes, &mu);
         let lb = incumbent.as_ref().map(|pick| {
-            classes.iter().map(|cl| cl.jobs.iter().map(|&j| cl.choices[pick[j]].value).sum::<f64>()).sum::<f64>()
+            classes
+                .iter()
+                .map(|cl| {
+                    cl.jobs
+                        .iter()
+                        .map(|&j| cl.choices[pick[j]].value)
+                        .sum::<f64>()
+                })
+                .sum::<f64>()
         });
         let seconds_bound = start.elapsed().as_secs_f64();
         // When the greedy fails, look for a certificate before any DP run (a DP that must prove
@@ -783,16 +860,25 @@ impl Solver for Dp {
         // fractionally).
         let least: f64 = classes
             .iter()
-            .map(|cl| cl.jobs.len() as f64 * cl.choices.iter().map(|c| c.value).fold(f64::INFINITY, f64::min).min(0.0))
+            .map(|cl| {
+                cl.jobs.len() as f64
+                    * cl.choices
+                        .iter()
+                        .map(|c| c.value)
+                        .fold(f64::INFINITY, f64::min)
+                        .min(0.0)
+            })
             .sum();
         let tol = 1e-10 * bound.abs().max(1.0);
         // A Hall-type shortage (a set of types the forced jobs need more of than it holds) is a
         // second certificate, cheap and independent of mu.
         if incumbent.is_none() && (bound < least - tol || problem.shortage().is_some()) {
-            return Ok(Solution::infeasible("dp", problem, infeasible_reason(problem))
-                .stat("classes", classes.len() as u64)
-                .stat("lagrangian_bound", bound)
-                .stat("seconds_bound", seconds_bound));
+            return Ok(
+                Solution::infeasible("dp", problem, infeasible_reason(problem))
+                    .stat("classes", classes.len() as u64)
+                    .stat("lagrangian_bound", bound)
+                    .stat("seconds_bound", seconds_bound),
+            );
         }
         let probes = probes(&mu);
         // Largest reduced-cost gap of any choice: past it nothing more can be kept.
@@ -800,7 +886,10 @@ impl Solver for Dp {
             .iter()
             .map(|cl| {
                 let b = best_rc(&cl.choices, &mu);
-                cl.choices.iter().map(|c| b - rc(c, &mu)).fold(0.0, f64::max)
+                cl.choices
+                    .iter()
+                    .map(|c| b - rc(c, &mu))
+                    .fold(0.0, f64::max)
             })
             .fold(0.0, f64::max);
 
@@ -819,7 +908,12 @@ impl Solver for Dp {
             let mut kept: Vec<Vec<Choice>> = Vec::with_capacity(classes.len());
             for cl in &classes {
                 let b = best_rc(&cl.choices, &mu);
-                let mut cs: Vec<Choice> = cl.choices.iter().copied().filter(|c| b - rc(c, &mu) <= gap + tol).collect();
+                let mut cs: Vec<Choice> = cl
+                    .choices
+                    .iter()
+                    .copied()
+                    .filter(|c| b - rc(c, &mu) <= gap + tol)
+                    .collect();
                 cs.sort_by(|x, y| rc(x, &mu).total_cmp(&rc(y, &mu)));
                 kept.push(cs);
             }
@@ -863,16 +957,17 @@ impl Solver for Dp {
             }
             assignment
         };
-        let mut best: Option<(f64, Vec<Assignment>)> = incumbent.as_ref().zip(lb).map(|(pick, lb)| {
-            let mut assignment: Vec<Assignment> = vec![None; n];
-            for cl in &classes {
-                for &j in &cl.jobs {
-                    let c = cl.choices[pick[j]];
-                    assignment[j] = c.gpu.map(|t| (t, c.slot));
+        let mut best: Option<(f64, Vec<Assignment>)> =
+            incumbent.as_ref().zip(lb).map(|(pick, lb)| {
+                let mut assignment: Vec<Assignment> = vec![None; n];
+                for cl in &classes {
+                    for &j in &cl.jobs {
+                        let c = cl.choices[pick[j]];
+                        assignment[j] = c.gpu.map(|t| (t, c.slot));
+                    }
                 }
-            }
-            (lb, assignment)
-        });
+                (lb, assignment)
+            });
         let mut states = 0u64;
         let mut beam_done = false;
         let mut last_states = 0u64;
@@ -891,7 +986,14 @@ impl Solver for Dp {
                 let gap = best.as_ref().map_or(f64::INFINITY, |(v, _)| bound - v);
                 let floor = best.as_ref().map_or(f64::NEG_INFINITY, |(v, _)| v + tol);
                 let (kept, base, residual, core) = setup(gap);
-                let mut dp = ClassDp { classes: &classes, kept: &kept, probes: &probes, max_states: self.max_states, states: 0, beam: Some(BEAM) };
+                let mut dp = ClassDp {
+                    classes: &classes,
+                    kept: &kept,
+                    probes: &probes,
+                    max_states: self.max_states,
+                    states: 0,
+                    beam: Some(BEAM),
+                };
                 if let Ok(Some((total, counts))) = dp.run(&core, &residual, base, floor)
                     && best.as_ref().is_none_or(|(v, _)| total > *v)
                 {
@@ -912,7 +1014,14 @@ impl Solver for Dp {
             let (kept, base, residual, core) = setup(gap);
             core_classes = core.len() as u64;
             core_jobs = core.iter().map(|&c| classes[c].jobs.len() as u64).sum();
-            let mut dp = ClassDp { classes: &classes, kept: &kept, probes: &probes, max_states: self.max_states, states: 0, beam: None };
+            let mut dp = ClassDp {
+                classes: &classes,
+                kept: &kept,
+                probes: &probes,
+                max_states: self.max_states,
+                states: 0,
+                beam: None,
+            };
             let found = dp.run(&core, &residual, base, floor);
             states += dp.states;
             last_states = dp.states;

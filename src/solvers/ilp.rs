@@ -268,7 +268,11 @@ impl Ilp {
             .stat("variables", columns as u64)
             .stat("highs_status", format!("{status:?}"));
         // Infinite values (no incumbent, no bound) would be written as null: leave them out.
-        if let Some(gap) = solved.double_info_value(c"mip_gap").ok().filter(|g| g.is_finite()) {
+        if let Some(gap) = solved
+            .double_info_value(c"mip_gap")
+            .ok()
+            .filter(|g| g.is_finite())
+        {
             solution = solution.stat("mip_gap", gap);
         }
         if let Some(n) = nodes(&solved) {
@@ -366,7 +370,11 @@ impl Ilp {
             Status::Feasible { gap }
         };
         let solution = Solution { status, ..solution };
-        Ok(if bound.is_finite() { solution.stat("bound", bound) } else { solution })
+        Ok(if bound.is_finite() {
+            solution.stat("bound", bound)
+        } else {
+            solution
+        })
     }
 }
 

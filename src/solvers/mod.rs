@@ -87,8 +87,20 @@ pub trait Solver {
 /// A readable reason for an infeasible round: a shortage certificate when one exists, else the
 /// forced jobs that could not be placed together.
 pub(crate) fn infeasible_reason(problem: &RoundProblem) -> String {
-    let job_name = |j: usize| problem.job_ids.get(j).cloned().unwrap_or_else(|| format!("#{j}"));
-    let type_name = |k: usize| problem.type_names.get(k).cloned().unwrap_or_else(|| format!("#{k}"));
+    let job_name = |j: usize| {
+        problem
+            .job_ids
+            .get(j)
+            .cloned()
+            .unwrap_or_else(|| format!("#{j}"))
+    };
+    let type_name = |k: usize| {
+        problem
+            .type_names
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| format!("#{k}"))
+    };
     if let Some(s) = problem.shortage() {
         let types: Vec<String> = s.types.iter().map(|&k| type_name(k)).collect();
         return format!(
@@ -157,7 +169,11 @@ pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
         "brute" => Some(Box::new(BruteForce::default())),
         #[cfg(feature = "highs")]
         "ilp" => {
-            let mut ilp = Ilp { time_limit: config.time_limit, threads: config.threads.unwrap_or(1), ..Ilp::default() };
+            let mut ilp = Ilp {
+                time_limit: config.time_limit,
+                threads: config.threads.unwrap_or(1),
+                ..Ilp::default()
+            };
             if let Some(g) = config.mip_rel_gap {
                 ilp.mip_rel_gap = g;
             }
@@ -167,7 +183,10 @@ pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
             Some(Box::new(ilp))
         }
         #[cfg(feature = "highs")]
-        "dp+ilp" => Some(Box::new(Fallback { first: by_name("dp", config)?, then: by_name("ilp", config)? })),
+        "dp+ilp" => Some(Box::new(Fallback {
+            first: by_name("dp", config)?,
+            then: by_name("ilp", config)?,
+        })),
         _ => None,
     }
 }
@@ -189,9 +208,10 @@ impl Solver for Fallback {
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
         match self.first.solve_problem(problem) {
-            Err(SolveError::TooLarge { .. }) => {
-                self.then.solve_problem(problem).map(|s| s.stat("fallback_from", self.first.name()))
-            }
+            Err(SolveError::TooLarge { .. }) => self
+                .then
+                .solve_problem(problem)
+                .map(|s| s.stat("fallback_from", self.first.name())),
             other => other,
         }
     }

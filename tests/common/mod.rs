@@ -89,7 +89,10 @@ pub fn instance(shape: Shape) -> impl Strategy<Value = Instance> {
 pub fn repeated(shape: Shape, max_copies: usize) -> impl Strategy<Value = Instance> {
     let types =
         proptest::collection::vec((0..LADDERS.len(), 0..=shape.max_count), 1..=shape.max_types);
-    let fairness = (prop_oneof![Just(1.0), 0.05f64..=1.0], prop_oneof![Just(1.0), 0.0f64..3.0]);
+    let fairness = (
+        prop_oneof![Just(1.0), 0.05f64..=1.0],
+        prop_oneof![Just(1.0), 0.0f64..3.0],
+    );
     (types, fairness).prop_flat_map(move |(types, (lambda, max_debt))| {
         let k = types.len();
         let time = prop_oneof![
@@ -111,7 +114,15 @@ pub fn repeated(shape: Shape, max_copies: usize) -> impl Strategy<Value = Instan
                     std::iter::repeat_n((*w, *workers, *deficit, times.clone()), *copies)
                 })
                 .collect();
-            build(&types, Fairness { lambda, max_debt, credit: 1.0 }, &raw)
+            build(
+                &types,
+                Fairness {
+                    lambda,
+                    max_debt,
+                    credit: 1.0,
+                },
+                &raw,
+            )
         })
     })
 }

@@ -90,20 +90,37 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
     let gpus: Vec<GpuSpec> = names
         .iter()
         .zip(&counts)
-        .map(|(name, &count)| GpuSpec { name: name.clone(), count, units: args.units, ladder: args.ladder.clone() })
+        .map(|(name, &count)| GpuSpec {
+            name: name.clone(),
+            count,
+            units: args.units,
+            ladder: args.ladder.clone(),
+        })
         .collect();
-    let prefix = if args.gavel.is_some() { "gavel" } else { "synth" };
+    let prefix = if args.gavel.is_some() {
+        "gavel"
+    } else {
+        "synth"
+    };
     let shape = if counts.iter().all(|&c| c == counts[0]) {
         format!("{}x{}", counts.first().copied().unwrap_or(0), names.len())
     } else {
         format!("{}types", names.len())
     };
     let config = GenConfig {
-        name: Some(args.name.clone().unwrap_or_else(|| format!("{prefix}-{shape}-{}", args.jobs))),
+        name: Some(
+            args.name
+                .clone()
+                .unwrap_or_else(|| format!("{prefix}-{shape}-{}", args.jobs)),
+        ),
         jobs: args.jobs,
         gpus,
         seed: args.seed,
-        fairness: Fairness { lambda: args.lambda, max_debt: args.max_debt, credit: args.credit },
+        fairness: Fairness {
+            lambda: args.lambda,
+            max_debt: args.max_debt,
+            credit: args.credit,
+        },
         forced: args.forced,
         deficit_max: args.deficit_max,
         weights: args.weights.clone(),
@@ -116,9 +133,14 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
                 CostError::Io { .. } => Failure::input(e),
                 _ => Failure::input(format!("{}: {e}", path.display())),
             })?;
-            let model =
-                predictor::complete(data.into_inputs(), &PredictorConfig { seed: args.seed, ..Default::default() })
-                    .map_err(Failure::other)?;
+            let model = predictor::complete(
+                data.into_inputs(),
+                &PredictorConfig {
+                    seed: args.seed,
+                    ..Default::default()
+                },
+            )
+            .map_err(Failure::other)?;
             generate::from_measurements(model.as_ref(), &config)
         }
         None => generate::synthetic(&config),
@@ -128,8 +150,13 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
     text.push('\n');
     match &args.out {
         Some(file) => {
-            std::fs::write(file, text).map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))?;
-            let forced = instance.jobs().iter().filter(|j| (j.deficit() + args.lambda) - args.max_debt > 0.0).count();
+            std::fs::write(file, text)
+                .map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))?;
+            let forced = instance
+                .jobs()
+                .iter()
+                .filter(|j| (j.deficit() + args.lambda) - args.max_debt > 0.0)
+                .count();
             eprintln!(
                 "wrote {}: {} jobs ({forced} with m_j > 0), {} gpu types",
                 file.display(),

@@ -4,7 +4,10 @@
 //! Exit codes (FORMAT.md): 0 optimal or feasible; 3 infeasible; 2 invalid input or usage;
 //! 1 any other failure.
 
-#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 use std::process::ExitCode;
 
@@ -54,11 +57,17 @@ pub struct Failure {
 impl Failure {
     /// Invalid input or usage (exit 2).
     pub fn input(message: impl std::fmt::Display) -> Self {
-        Failure { code: 2, message: message.to_string() }
+        Failure {
+            code: 2,
+            message: message.to_string(),
+        }
     }
     /// Any other failure (exit 1).
     pub fn other(message: impl std::fmt::Display) -> Self {
-        Failure { code: 1, message: message.to_string() }
+        Failure {
+            code: 1,
+            message: message.to_string(),
+        }
     }
 }
 

@@ -39,18 +39,30 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
         _ => Failure::input(format!("{}: {e}", args.throughputs.display())),
     })?;
     let learner = Learner::from_name(&args.learner).ok_or_else(|| {
-        Failure::input(format!("--learner must be extra-trees or random-forest (got {:?})", args.learner))
+        Failure::input(format!(
+            "--learner must be extra-trees or random-forest (got {:?})",
+            args.learner
+        ))
     })?;
-    let config =
-        PredictorConfig { learner, trees: args.trees, seed: args.seed, features_per_split: args.features_per_split };
-    let report = predictor::evaluate_holdout(data.inputs(), args.holdout, &config).map_err(Failure::input)?;
+    let config = PredictorConfig {
+        learner,
+        trees: args.trees,
+        seed: args.seed,
+        features_per_split: args.features_per_split,
+    };
+    let report = predictor::evaluate_holdout(data.inputs(), args.holdout, &config)
+        .map_err(Failure::input)?;
     if args.json {
         let text = serde_json::to_string(&report).map_err(Failure::other)?;
         println!("{text}");
     } else {
         println!(
             "mape {:.4} on {} held-out pairs ({} predictions), trained on {} pairs, seed {}",
-            report.mape, report.pairs_test, report.predictions_test, report.pairs_train, report.seed
+            report.mape,
+            report.pairs_test,
+            report.predictions_test,
+            report.pairs_train,
+            report.seed
         );
         println!(
             "baselines: global mean ratio {:.4}, per-job mean ratio {:.4}",

@@ -16,7 +16,10 @@ use crate::Failure;
 #[derive(Args)]
 pub struct SimulateArgs {
     /// Gavel throughputs file (simulation_throughputs.json).
-    #[arg(long, default_value = "../shared/data/gavel/simulation_throughputs.json")]
+    #[arg(
+        long,
+        default_value = "../shared/data/gavel/simulation_throughputs.json"
+    )]
     throughputs: PathBuf,
     /// GPUs per type, in the order the round mechanism fills them.
     #[arg(long, default_value = "v100=36,p100=36,k80=36")]
@@ -80,11 +83,20 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     let table = ThroughputTable::load(&args.throughputs)
         .map_err(|e| Failure::input(format!("{}: {e}", args.throughputs.display())))?;
     let cluster = Cluster::parse(&args.cluster, &table).map_err(Failure::input)?;
-    let window = args.window.as_deref().map(simulation::parse_window).transpose().map_err(Failure::input)?;
+    let window = args
+        .window
+        .as_deref()
+        .map(simulation::parse_window)
+        .transpose()
+        .map_err(Failure::input)?;
     let trace_jobs = match (&args.trace, args.jobs) {
         (Some(path), _) => trace::read_trace(path).map_err(Failure::input)?,
         (None, Some(jobs)) => {
-            let reference = if table.worker("v100").is_some() { "v100" } else { table.workers()[0].as_str() };
+            let reference = if table.worker("v100").is_some() {
+                "v100"
+            } else {
+                table.workers()[0].as_str()
+            };
             let spec = WorkloadSpec {
                 jobs,
                 rate: args.rate,
@@ -94,7 +106,11 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             };
             workload::generate(&spec, &table).map_err(Failure::input)?
         }
-        (None, None) => return Err(Failure::input("give --trace FILE or --jobs N (with --rate and --seed)")),
+        (None, None) => {
+            return Err(Failure::input(
+                "give --trace FILE or --jobs N (with --rate and --seed)",
+            ));
+        }
     };
     if let Some(path) = &args.write_trace {
         std::fs::write(path, trace::write_trace(&trace_jobs))
@@ -112,7 +128,11 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         "ipm" => Method::InteriorPoint,
         "highs-ipm" => Method::HighsInteriorPoint,
         "simplex" => Method::Simplex,
-        other => return Err(Failure::input(format!("--lp must be ipm, highs-ipm or simplex (got {other:?})"))),
+        other => {
+            return Err(Failure::input(format!(
+                "--lp must be ipm, highs-ipm or simplex (got {other:?})"
+            )));
+        }
     };
     let options = PolicyOptions {
         sts_solver: args.sts_solver.clone(),
@@ -121,14 +141,22 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         measured_pairs: args.measured_pairs,
     };
     let names: Vec<String> = if args.policy == "all" {
-        policies::policy_names().into_iter().map(String::from).collect()
+        policies::policy_names()
+            .into_iter()
+            .map(String::from)
+            .collect()
     } else {
-        args.policy.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+        args.policy
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
     };
 
     let mut results: Vec<SimResult> = Vec::new();
     for name in &names {
-        let mut scheduler = policies::by_name(name, &cluster, &config, &options).map_err(Failure::input)?;
+        let mut scheduler =
+            policies::by_name(name, &cluster, &config, &options).map_err(Failure::input)?;
         let bar = if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(0);
             bar.set_style(
@@ -147,8 +175,15 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
                 bar.set_message(format!("{:.1} h simulated", p.now / 3600.0));
             }
         };
-        let result = simulation::simulate(&table, &cluster, &jobs, &config, scheduler.as_mut(), &mut progress)
-            .map_err(Failure::other)?;
+        let result = simulation::simulate(
+            &table,
+            &cluster,
+            &jobs,
+            &config,
+            scheduler.as_mut(),
+            &mut progress,
+        )
+        .map_err(Failure::other)?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
@@ -185,7 +220,11 @@ fn cdf(mut values: Vec<f64>) -> Vec<(f64, f64)> {
     values.retain(|v| v.is_finite());
     values.sort_by(f64::total_cmp);
     let n = values.len() as f64;
-    values.into_iter().enumerate().map(|(i, v)| (v, (i + 1) as f64 / n)).collect()
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (v, (i + 1) as f64 / n))
+        .collect()
 }
 
 fn plot(dir: &Path, results: &[SimResult]) -> Result<(), String> {
@@ -193,7 +232,16 @@ fn plot(dir: &Path, results: &[SimResult]) -> Result<(), String> {
     let window = |r: &SimResult| r.jobs[r.window.0..=r.window.1].to_vec();
     let jct: Vec<(String, Vec<(f64, f64)>)> = results
         .iter()
-        .map(|r| (r.policy.clone(), cdf(window(r).iter().filter_map(|j| j.jct()).map(|s| s / 3600.0).collect())))
+        .map(|r| {
+            (
+                r.policy.clone(),
+                cdf(window(r)
+                    .iter()
+                    .filter_map(|j| j.jct())
+                    .map(|s| s / 3600.0)
+                    .collect()),
+            )
+        })
         .collect();
     let rho: Vec<(String, Vec<(f64, f64)>)> = results
         .iter()
@@ -205,29 +253,66 @@ fn plot(dir: &Path, results: &[SimResult]) -> Result<(), String> {
             (r.policy.clone(), cdf(values))
         })
         .collect();
-    figure(&dir.join("jct_cdf.svg"), "Job completion time", "JCT (hours, log scale)", &jct, true)?;
-    figure(&dir.join("ftf_cdf.svg"), "Finish-time fairness", "rho = JCT / equal-share time (log scale)", &rho, true)?;
+    figure(
+        &dir.join("jct_cdf.svg"),
+        "Job completion time",
+        "JCT (hours, log scale)",
+        &jct,
+        true,
+    )?;
+    figure(
+        &dir.join("ftf_cdf.svg"),
+        "Finish-time fairness",
+        "rho = JCT / equal-share time (log scale)",
+        &rho,
+        true,
+    )?;
     Ok(())
 }
 
-fn figure(path: &Path, title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>)], log_x: bool) -> Result<(), String> {
+fn figure(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    log_x: bool,
+) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
-    let xs = series.iter().flat_map(|(_, s)| s.iter().map(|p| p.0)).filter(|x| *x > 0.0);
+    let xs = series
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(|p| p.0))
+        .filter(|x| *x > 0.0);
     let (lo, hi) = xs.fold((f64::INFINITY, 0.0_f64), |(a, b), x| (a.min(x), b.max(x)));
-    let (lo, hi) = if lo.is_finite() && hi > lo { (lo, hi) } else { (0.01, 1.0) };
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo, hi)
+    } else {
+        (0.01, 1.0)
+    };
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut builder = ChartBuilder::on(&root);
-    builder.caption(title, ("sans-serif", 22)).margin(15).x_label_area_size(45).y_label_area_size(55);
+    builder
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(55);
     let palette = [&BLUE, &RED, &GREEN, &MAGENTA, &CYAN, &BLACK];
     macro_rules! draw {
         ($chart:expr) => {{
             let mut chart = $chart;
-            chart.configure_mesh().x_desc(x_label).y_desc("fraction of jobs").draw().map_err(|e| err(&e))?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc("fraction of jobs")
+                .draw()
+                .map_err(|e| err(&e))?;
             for (i, (name, points)) in series.iter().enumerate() {
                 let color = palette[i % palette.len()];
                 chart
-                    .draw_series(LineSeries::new(points.iter().copied().filter(|p| p.0 > 0.0), color))
+                    .draw_series(LineSeries::new(
+                        points.iter().copied().filter(|p| p.0 > 0.0),
+                        color,
+                    ))
                     .map_err(|e| err(&e))?
                     .label(name.clone())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
@@ -242,9 +327,17 @@ fn figure(path: &Path, title: &str, x_label: &str, series: &[(String, Vec<(f64, 
         }};
     }
     if log_x {
-        draw!(builder.build_cartesian_2d((lo * 0.9..hi * 1.1).log_scale(), 0.0..1.0).map_err(|e| err(&e))?);
+        draw!(
+            builder
+                .build_cartesian_2d((lo * 0.9..hi * 1.1).log_scale(), 0.0..1.0)
+                .map_err(|e| err(&e))?
+        );
     } else {
-        draw!(builder.build_cartesian_2d(0.0..hi * 1.05, 0.0..1.0).map_err(|e| err(&e))?);
+        draw!(
+            builder
+                .build_cartesian_2d(0.0..hi * 1.05, 0.0..1.0)
+                .map_err(|e| err(&e))?
+        );
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())

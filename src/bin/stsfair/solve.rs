@@ -135,13 +135,21 @@ pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
     } else {
         print_summary(&instance, &solution);
     }
-    Ok(if matches!(solution.status, Status::Infeasible { .. }) { 3 } else { 0 })
+    Ok(if matches!(solution.status, Status::Infeasible { .. }) {
+        3
+    } else {
+        0
+    })
 }
 
 fn print_summary(instance: &Instance, solution: &Solution) {
     let problem = RoundProblem::new(instance);
     let name = instance.name().unwrap_or("(unnamed)");
-    println!("instance   {name}: {} jobs, {} gpu types", instance.jobs().len(), instance.gpu_types().len());
+    println!(
+        "instance   {name}: {} jobs, {} gpu types",
+        instance.jobs().len(),
+        instance.gpu_types().len()
+    );
     println!("solver     {}", solution.solver);
     match &solution.status {
         Status::Infeasible { reason } => {
@@ -156,13 +164,28 @@ fn print_summary(instance: &Instance, solution: &Solution) {
             println!("status     {}{gap}", status.as_str());
             println!("objective  {:.9}", solution.objective.unwrap_or(f64::NAN));
             let run = solution.assignments.iter().filter(|a| a.is_some()).count();
-            let forced = problem.jobs.iter().filter(|j| matches!(j.class, JobClass::Forced { .. })).count();
+            let forced = problem
+                .jobs
+                .iter()
+                .filter(|j| matches!(j.class, JobClass::Forced { .. }))
+                .count();
             let behind = problem
                 .jobs
                 .iter()
-                .filter(|j| matches!(j.class, JobClass::Forced { cannot_catch_up: true }))
+                .filter(|j| {
+                    matches!(
+                        j.class,
+                        JobClass::Forced {
+                            cannot_catch_up: true
+                        }
+                    )
+                })
                 .count();
-            let unbounded = problem.jobs.iter().filter(|j| j.class == JobClass::Unbounded).count();
+            let unbounded = problem
+                .jobs
+                .iter()
+                .filter(|j| j.class == JobClass::Unbounded)
+                .count();
             println!(
                 "jobs       {run} run, {} idle; {forced} forced ({behind} cannot catch up), {unbounded} without a fairness bound",
                 solution.assignments.len() - run
@@ -172,7 +195,11 @@ fn print_summary(instance: &Instance, solution: &Solution) {
     println!("units      used / capacity per gpu type");
     for (g, used) in instance.gpu_types().iter().zip(&solution.units_used) {
         let cap = g.capacity();
-        let pct = if cap > 0 { 100.0 * *used as f64 / cap as f64 } else { 0.0 };
+        let pct = if cap > 0 {
+            100.0 * *used as f64 / cap as f64
+        } else {
+            0.0
+        };
         println!("  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)", g.name());
     }
     if let Some(s) = solution.seconds() {
@@ -188,12 +215,22 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     match stsfair::verify(&instance, &solution) {
         Ok(v) => {
             match v.objective {
-                Some(obj) => println!("valid: {} solution, objective {obj:.9} recomputed from the instance", solution.status.as_str()),
-                None if v.infeasibility_certified => println!("valid: infeasible, certified by a capacity shortage"),
-                None => println!("valid form: infeasible (not certified: no single set of gpu types is short)"),
+                Some(obj) => println!(
+                    "valid: {} solution, objective {obj:.9} recomputed from the instance",
+                    solution.status.as_str()
+                ),
+                None if v.infeasibility_certified => {
+                    println!("valid: infeasible, certified by a capacity shortage")
+                }
+                None => println!(
+                    "valid form: infeasible (not certified: no single set of gpu types is short)"
+                ),
             }
             Ok(0)
         }
-        Err(e) => Err(Failure { code: 1, message: format!("invalid solution: {e}") }),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("invalid solution: {e}"),
+        }),
     }
 }

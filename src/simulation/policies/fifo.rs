@@ -6,8 +6,8 @@
 //! with at least its scale factor of GPUs left (ties to the type whose name sorts first, as
 //! Gavel's sorted type list), until no type has room. O(n K) per allocation.
 
-use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 use super::super::SimError;
+use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 
 /// First in, first out onto the fastest free GPU type.
 #[derive(Debug, Clone, Default)]
@@ -58,6 +58,9 @@ impl AllocationPolicy for Fifo {
             row[t] = 1.0;
             free[t] -= job.scale_factor;
         }
-        Ok(Allocation { jobs: rows, pairs: vec![vec![0.0; k]; input.pairs.len()] })
+        Ok(Allocation {
+            jobs: rows,
+            pairs: vec![vec![0.0; k]; input.pairs.len()],
+        })
     }
 }

@@ -23,8 +23,8 @@
 
 use std::collections::HashMap;
 
-use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 use super::super::SimError;
+use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 use super::lp::{self, Entry, Method};
 
 /// Relative gap between the bounds on the optimal max rho at which bisection stops.
@@ -42,13 +42,25 @@ pub struct FinishTimeFairness {
 impl FinishTimeFairness {
     /// A finish-time fairness policy whose LPs use `method`.
     pub fn new(method: Method) -> FinishTimeFairness {
-        FinishTimeFairness { method, cumulative: HashMap::new(), previous: HashMap::new() }
+        FinishTimeFairness {
+            method,
+            cumulative: HashMap::new(),
+            previous: HashMap::new(),
+        }
     }
 }
 
 /// Isolated throughput of a job under an equal 1/m share, rows scaled down to at most 1.
-pub fn isolated_throughput(throughput: &[f64], scale_factor: u32, capacity: &[u32], m: usize) -> f64 {
-    let x: Vec<f64> = capacity.iter().map(|&n| f64::from(n) / m as f64 / f64::from(scale_factor)).collect();
+pub fn isolated_throughput(
+    throughput: &[f64],
+    scale_factor: u32,
+    capacity: &[u32],
+    m: usize,
+) -> f64 {
+    let x: Vec<f64> = capacity
+        .iter()
+        .map(|&n| f64::from(n) / m as f64 / f64::from(scale_factor))
+        .collect();
     let sum: f64 = x.iter().sum();
     let norm = sum.max(1.0);
     throughput.iter().zip(&x).map(|(t, xi)| t * xi / norm).sum()
@@ -66,8 +78,11 @@ impl AllocationPolicy for FinishTimeFairness {
             self.previous.clear();
             return Ok(Allocation::default());
         }
-        let isolated: Vec<f64> =
-            input.jobs.iter().map(|j| isolated_throughput(&j.throughput, j.scale_factor, input.capacity, m)).collect();
+        let isolated: Vec<f64> = input
+            .jobs
+            .iter()
+            .map(|j| isolated_throughput(&j.throughput, j.scale_factor, input.capacity, m))
+            .collect();
         let mut since = Vec::with_capacity(m);
         let mut denominator = Vec::with_capacity(m);
         for (j, &iso) in input.jobs.iter().zip(&isolated) {
@@ -78,9 +93,18 @@ impl AllocationPolicy for FinishTimeFairness {
                 *c += (left - j.remaining_steps) / prev_iso;
             }
             since.push(j.since_arrival);
-            denominator.push(if iso > 0.0 { *c + j.remaining_steps / iso } else { f64::INFINITY });
+            denominator.push(if iso > 0.0 {
+                *c + j.remaining_steps / iso
+            } else {
+                f64::INFINITY
+            });
         }
-        self.previous = input.jobs.iter().zip(&isolated).map(|(j, &iso)| (j.id, (j.remaining_steps, iso))).collect();
+        self.previous = input
+            .jobs
+            .iter()
+            .zip(&isolated)
+            .map(|(j, &iso)| (j.id, (j.remaining_steps, iso)))
+            .collect();
 
         let rho_of = |x: &[Vec<f64>]| -> f64 {
             input
@@ -89,7 +113,11 @@ impl AllocationPolicy for FinishTimeFairness {
                 .enumerate()
                 .map(|(i, j)| {
                     let y: f64 = j.throughput.iter().zip(&x[i]).map(|(t, v)| t * v).sum();
-                    if y <= 0.0 { f64::INFINITY } else { (since[i] + j.remaining_steps / y) / denominator[i] }
+                    if y <= 0.0 {
+                        f64::INFINITY
+                    } else {
+                        (since[i] + j.remaining_steps / y) / denominator[i]
+                    }
                 })
                 .fold(0.0, f64::max)
         };
@@ -98,7 +126,11 @@ impl AllocationPolicy for FinishTimeFairness {
             .jobs
             .iter()
             .map(|j| {
-                let x: Vec<f64> = input.capacity.iter().map(|&n| f64::from(n) / m as f64 / f64::from(j.scale_factor)).collect();
+                let x: Vec<f64> = input
+                    .capacity
+                    .iter()
+                    .map(|&n| f64::from(n) / m as f64 / f64::from(j.scale_factor))
+                    .collect();
                 let s: f64 = x.iter().sum::<f64>().max(1.0);
                 x.into_iter().map(|v| v / s).collect()
             })
@@ -125,7 +157,12 @@ impl AllocationPolicy for FinishTimeFairness {
                     }
                 })
                 .collect();
-            let (x, z) = lp::MaxMin { jobs: m, entries: &entries, capacity: input.capacity }.solve(self.name(), self.method)?;
+            let (x, z) = lp::MaxMin {
+                jobs: m,
+                entries: &entries,
+                capacity: input.capacity,
+            }
+            .solve(self.name(), self.method)?;
             let r = rho_of(&x);
             if r < hi {
                 let done = hi - r <= TOLERANCE * hi;
@@ -141,6 +178,9 @@ impl AllocationPolicy for FinishTimeFairness {
                 break;
             }
         }
-        Ok(Allocation { jobs: best, pairs: vec![vec![0.0; k]; input.pairs.len()] })
+        Ok(Allocation {
+            jobs: best,
+            pairs: vec![vec![0.0; k]; input.pairs.len()],
+        })
     }
 }

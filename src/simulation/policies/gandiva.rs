@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, HashMap};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 use super::super::SimError;
+use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 
 /// Gandiva's random packing with equal time shares.
 #[derive(Debug, Clone)]
@@ -34,7 +34,10 @@ pub struct Gandiva {
 impl Gandiva {
     /// A Gandiva policy drawing its pairs from `seed`.
     pub fn new(seed: u64) -> Gandiva {
-        Gandiva { rng: ChaCha8Rng::seed_from_u64(seed), partner: BTreeMap::new() }
+        Gandiva {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            partner: BTreeMap::new(),
+        }
     }
 }
 
@@ -56,7 +59,10 @@ fn normalized(input: &AllocationInput<'_>, pair: usize) -> f64 {
 
 /// The equal share of each type over `m` combinations for a combination of scale factor `sf`.
 fn equal_row(capacity: &[u32], m: usize, sf: u32) -> Vec<f64> {
-    let mut row: Vec<f64> = capacity.iter().map(|&n| f64::from(n) / m as f64 / f64::from(sf)).collect();
+    let mut row: Vec<f64> = capacity
+        .iter()
+        .map(|&n| f64::from(n) / m as f64 / f64::from(sf))
+        .collect();
     let sum: f64 = row.iter().sum();
     if sum > 1.0 {
         for x in &mut row {
@@ -77,7 +83,12 @@ impl AllocationPolicy for Gandiva {
 
     fn allocate(&mut self, input: &AllocationInput<'_>) -> Result<Allocation, SimError> {
         let k = input.capacity.len();
-        let index: HashMap<usize, usize> = input.jobs.iter().enumerate().map(|(i, j)| (j.id, i)).collect();
+        let index: HashMap<usize, usize> = input
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| (j.id, i))
+            .collect();
         let pair_of: HashMap<(usize, usize), usize> = input
             .pairs
             .iter()
@@ -110,7 +121,12 @@ impl AllocationPolicy for Gandiva {
             return Ok(Allocation { jobs, pairs });
         }
 
-        let mut pool: Vec<usize> = input.jobs.iter().map(|j| j.id).filter(|id| !self.partner.contains_key(id)).collect();
+        let mut pool: Vec<usize> = input
+            .jobs
+            .iter()
+            .map(|j| j.id)
+            .filter(|id| !self.partner.contains_key(id))
+            .collect();
         let draws = pool.len();
         let mut i = 0;
         while pool.len() > 1 && i < draws {
@@ -128,7 +144,8 @@ impl AllocationPolicy for Gandiva {
             self.partner.insert(a, b);
             self.partner.insert(b, a);
         }
-        let mut combos: Vec<(usize, Option<usize>)> = pool.iter().map(|&j| (index[&j], None)).collect();
+        let mut combos: Vec<(usize, Option<usize>)> =
+            pool.iter().map(|&j| (index[&j], None)).collect();
         for (&a, &b) in &self.partner {
             if a < b
                 && let Some(&p) = pair_of.get(&(a, b))

@@ -36,7 +36,9 @@ pub enum IpmError {
     #[error("invalid max-min LP: {0}")]
     Invalid(&'static str),
     /// No finite iterate at all (numerical breakdown).
-    #[error("the interior point method broke down after {iterations} iterations (best relative error {error:.1e})")]
+    #[error(
+        "the interior point method broke down after {iterations} iterations (best relative error {error:.1e})"
+    )]
     NoConvergence {
         /// The iteration limit.
         iterations: usize,
@@ -95,7 +97,10 @@ impl Layout {
         let (sr, sc) = rest.split_at(self.n);
         (x, su, sr, sc)
     }
-    fn split_mut<'v>(&self, z: &'v mut [f64]) -> (&'v mut [f64], &'v mut [f64], &'v mut [f64], &'v mut [f64]) {
+    fn split_mut<'v>(
+        &self,
+        z: &'v mut [f64],
+    ) -> (&'v mut [f64], &'v mut [f64], &'v mut [f64], &'v mut [f64]) {
         let (x, rest) = z.split_at_mut(self.n * self.k);
         let (su, rest) = rest.split_at_mut(self.n);
         let (sr, sc) = rest.split_at_mut(self.n);
@@ -142,7 +147,9 @@ trait Solve {
 /// makes the duality gap tolerance relative to t*, as ECOS's relative tolerance is. Scaling the
 /// objective changes neither the optimal face nor its analytic center.
 fn utility_scale(best_per_job: impl Iterator<Item = f64>) -> f64 {
-    let least = best_per_job.filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+    let least = best_per_job
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
     if least.is_finite() { 1.0 / least } else { 1.0 }
 }
 
@@ -311,7 +318,19 @@ impl System for Data<'_> {
             }
         }
         let pivots = lu_factor(&mut schur, m);
-        Factor { n, k, i00, i01, i11, eu, er, wu, wr, lu: schur, pivots }
+        Factor {
+            n,
+            k,
+            i00,
+            i01,
+            i11,
+            eu,
+            er,
+            wu,
+            wr,
+            lu: schur,
+            pivots,
+        }
     }
 }
 
@@ -319,16 +338,29 @@ impl MaxMinLp<'_> {
     /// Solves the LP: the best iterate found, with its accuracy (see [`IpmSolution::error`]).
     /// x is row-major n x K.
     pub fn solve(&self) -> Result<IpmSolution, IpmError> {
-        let l = Layout { n: self.size.len(), k: self.capacity.len() };
+        let l = Layout {
+            n: self.size.len(),
+            k: self.capacity.len(),
+        };
         let Layout { n, k } = l;
         if self.utility.len() != n * k {
             return Err(IpmError::Invalid("utility must hold n * K values"));
         }
-        if self.utility.iter().chain(self.size).chain(self.capacity).any(|v| !v.is_finite() || *v < 0.0) {
+        if self
+            .utility
+            .iter()
+            .chain(self.size)
+            .chain(self.capacity)
+            .any(|v| !v.is_finite() || *v < 0.0)
+        {
             return Err(IpmError::Invalid("coefficients must be finite and >= 0"));
         }
         if n == 0 {
-            return Ok(IpmSolution { x: Vec::new(), t: 0.0, error: 0.0 });
+            return Ok(IpmSolution {
+                x: Vec::new(),
+                t: 0.0,
+                error: 0.0,
+            });
         }
         let mut a = vec![0.0; n * k];
         for i in 0..n {
@@ -338,7 +370,12 @@ impl MaxMinLp<'_> {
         }
         let c = utility_scale((0..n).map(|i| (0..k).map(|kk| a[kk * n + i]).fold(0.0, f64::max)));
         a.iter_mut().for_each(|v| *v *= c);
-        let data = Data { l, a, size: self.size, capacity: self.capacity };
+        let data = Data {
+            l,
+            a,
+            size: self.size,
+            capacity: self.capacity,
+        };
         let (error, x, t) = mehrotra(&data, n * k)?;
         let t = t / c;
         // Back to row-major x[i][k].
@@ -348,7 +385,11 @@ impl MaxMinLp<'_> {
                 rows_x[i * k + kk] = x[kk * n + i].clamp(0.0, 1.0);
             }
         }
-        Ok(IpmSolution { x: rows_x, t, error })
+        Ok(IpmSolution {
+            x: rows_x,
+            t,
+            error,
+        })
     }
 }
 
@@ -356,118 +397,131 @@ impl MaxMinLp<'_> {
 /// bounded variables (the x part) and t of the best iterate.
 #[inline(always)]
 fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>, f64), IpmError> {
-        let n = sys.jobs();
-        let len = sys.len();
-        let b = sys.rhs();
-        let rows = b.len();
-        let ones = vec![1.0; len];
-        let start = sys.factor(&ones);
-        let mut work = Work::new(len, rows, start.scratch_len());
+    let n = sys.jobs();
+    let len = sys.len();
+    let b = sys.rhs();
+    let rows = b.len();
+    let ones = vec![1.0; len];
+    let start = sys.factor(&ones);
+    let mut work = Work::new(len, rows, start.scratch_len());
 
-        // Mehrotra's starting point: least-norm primal and dual solutions (the objective is
-        // min -t, so the dual needs a_t^T y = -1), shifted into the positive orthant.
-        let mut t = start.solve(&b, 0.0, &mut work.y, &mut work.scratch);
-        let mut z = vec![0.0; len];
-        sys.apply_transpose(&work.y, &mut z);
-        let mut y = vec![0.0; rows];
-        start.solve(&vec![0.0; rows], -1.0, &mut y, &mut work.scratch);
-        let mut w = vec![0.0; len];
-        sys.apply_transpose(&y, &mut w);
-        w.iter_mut().for_each(|v| *v = -*v);
-        let dz = (-1.5 * z.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
-        let dw = (-1.5 * w.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
-        z.iter_mut().for_each(|v| *v += dz);
-        w.iter_mut().for_each(|v| *v += dw);
-        let zw: f64 = z.iter().zip(&w).map(|(a, b)| a * b).sum();
-        let sz: f64 = z.iter().sum();
-        let sw: f64 = w.iter().sum();
-        let (ez, ew) = if sw > 0.0 && sz > 0.0 { (0.5 * zw / sw, 0.5 * zw / sz) } else { (1.0, 1.0) };
-        z.iter_mut().for_each(|v| *v = (*v + ez).max(1e-8));
-        w.iter_mut().for_each(|v| *v = (*v + ew).max(1e-8));
+    // Mehrotra's starting point: least-norm primal and dual solutions (the objective is
+    // min -t, so the dual needs a_t^T y = -1), shifted into the positive orthant.
+    let mut t = start.solve(&b, 0.0, &mut work.y, &mut work.scratch);
+    let mut z = vec![0.0; len];
+    sys.apply_transpose(&work.y, &mut z);
+    let mut y = vec![0.0; rows];
+    start.solve(&vec![0.0; rows], -1.0, &mut y, &mut work.scratch);
+    let mut w = vec![0.0; len];
+    sys.apply_transpose(&y, &mut w);
+    w.iter_mut().for_each(|v| *v = -*v);
+    let dz = (-1.5 * z.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
+    let dw = (-1.5 * w.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
+    z.iter_mut().for_each(|v| *v += dz);
+    w.iter_mut().for_each(|v| *v += dw);
+    let zw: f64 = z.iter().zip(&w).map(|(a, b)| a * b).sum();
+    let sz: f64 = z.iter().sum();
+    let sw: f64 = w.iter().sum();
+    let (ez, ew) = if sw > 0.0 && sz > 0.0 {
+        (0.5 * zw / sw, 0.5 * zw / sz)
+    } else {
+        (1.0, 1.0)
+    };
+    z.iter_mut().for_each(|v| *v = (*v + ez).max(1e-8));
+    w.iter_mut().for_each(|v| *v = (*v + ew).max(1e-8));
 
-        let norm_b = 1.0 + b.iter().map(|v| v.abs()).fold(0.0, f64::max);
-        let mut rb = vec![0.0; rows];
-        let mut rc = vec![0.0; len];
-        let mut d = vec![0.0; len];
-        let mut rxw = vec![0.0; len];
-        let mut best: (f64, Vec<f64>, f64) = (f64::INFINITY, Vec::new(), 0.0);
-        let mut since_best = 0;
-        let mut iterations = 0;
-        while iterations < MAX_ITERATIONS {
-            iterations += 1;
-            sys.apply(&z, &mut rb);
-            for (r, b) in rb.iter_mut().zip(&b) {
-                *r -= b;
-            }
-            rb[..n].iter_mut().for_each(|r| *r -= t);
-            sys.apply_transpose(&y, &mut rc);
-            for (r, w) in rc.iter_mut().zip(&w) {
-                *r += w;
-            }
-            let rt = t_dot(n, &y) + 1.0;
-            let mu = z.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() / len as f64;
-            let dual: f64 = b.iter().zip(&y).map(|(b, y)| b * y).sum();
-            let inf_p = rb.iter().map(|v| v.abs()).fold(0.0, f64::max) / norm_b;
-            let inf_d = rc.iter().map(|v| v.abs()).fold(rt.abs(), f64::max) / 2.0;
-            let gap = (-t - dual).abs() / (1.0 + t.abs());
-            let error = inf_p.max(inf_d).max(gap);
-            if !error.is_finite() {
-                break;
-            }
-            if error < best.0 {
-                best.0 = error;
-                best.1.clear();
-                best.1.extend_from_slice(&z[..keep]);
-                best.2 = t;
-                since_best = 0;
-            } else {
-                since_best += 1;
-            }
-            if inf_p < FEASIBILITY && inf_d < FEASIBILITY && gap < GAP {
-                break;
-            }
-            // Diverging, or stalled near an acceptable point (or for long): keep the best point.
-            let stalled = (since_best >= 3 && best.0 <= FALLBACK) || since_best >= 15;
-            if error > 1e6 * best.0 || stalled {
-                break;
-            }
-            for j in 0..len {
-                d[j] = z[j] / w[j];
-            }
-            let factor = sys.factor(&d);
-            // Predictor (affine scaling), then corrector with the same factors.
-            for j in 0..len {
-                rxw[j] = -z[j] * w[j];
-            }
-            // Far from the optimum D is tame and one solve is exact enough.
-            let refine = sys.refines() && mu < REFINE_BELOW;
-            direction(sys, &factor, &d, &z, &w, &rb, &rc, rt, &rxw, refine, &mut work);
-            let ap = max_step(&z, &work.dz).min(1.0);
-            let ad = max_step(&w, &work.dw).min(1.0);
-            let mu_aff = (0..len).map(|j| (z[j] + ap * work.dz[j]) * (w[j] + ad * work.dw[j])).sum::<f64>()
-                / len as f64;
-            let floor: f64 = std::env::var("SIGMA_FLOOR").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
-            let sigma = (mu_aff / mu).powi(3).clamp(floor, 1.0);
-            for j in 0..len {
-                rxw[j] = -z[j] * w[j] - work.dz[j] * work.dw[j] + sigma * mu;
-            }
-            let dt = direction(sys, &factor, &d, &z, &w, &rb, &rc, rt, &rxw, refine, &mut work);
-            let ap = (0.99 * max_step(&z, &work.dz)).min(1.0);
-            let ad = (0.99 * max_step(&w, &work.dw)).min(1.0);
-            for j in 0..len {
-                z[j] = (z[j] + ap * work.dz[j]).max(1e-300);
-                w[j] = (w[j] + ad * work.dw[j]).max(1e-300);
-            }
-            t += ap * dt;
-            for (y, dy) in y.iter_mut().zip(&work.y) {
-                *y += ad * dy;
-            }
+    let norm_b = 1.0 + b.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    let mut rb = vec![0.0; rows];
+    let mut rc = vec![0.0; len];
+    let mut d = vec![0.0; len];
+    let mut rxw = vec![0.0; len];
+    let mut best: (f64, Vec<f64>, f64) = (f64::INFINITY, Vec::new(), 0.0);
+    let mut since_best = 0;
+    let mut iterations = 0;
+    while iterations < MAX_ITERATIONS {
+        iterations += 1;
+        sys.apply(&z, &mut rb);
+        for (r, b) in rb.iter_mut().zip(&b) {
+            *r -= b;
         }
-        let (error, x, t) = best;
-        if x.is_empty() {
-            return Err(IpmError::NoConvergence { iterations, error });
+        rb[..n].iter_mut().for_each(|r| *r -= t);
+        sys.apply_transpose(&y, &mut rc);
+        for (r, w) in rc.iter_mut().zip(&w) {
+            *r += w;
         }
-        Ok((error, x, t))
+        let rt = t_dot(n, &y) + 1.0;
+        let mu = z.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() / len as f64;
+        let dual: f64 = b.iter().zip(&y).map(|(b, y)| b * y).sum();
+        let inf_p = rb.iter().map(|v| v.abs()).fold(0.0, f64::max) / norm_b;
+        let inf_d = rc.iter().map(|v| v.abs()).fold(rt.abs(), f64::max) / 2.0;
+        let gap = (-t - dual).abs() / (1.0 + t.abs());
+        let error = inf_p.max(inf_d).max(gap);
+        if !error.is_finite() {
+            break;
+        }
+        if error < best.0 {
+            best.0 = error;
+            best.1.clear();
+            best.1.extend_from_slice(&z[..keep]);
+            best.2 = t;
+            since_best = 0;
+        } else {
+            since_best += 1;
+        }
+        if inf_p < FEASIBILITY && inf_d < FEASIBILITY && gap < GAP {
+            break;
+        }
+        // Diverging, or stalled near an acceptable point (or for long): keep the best point.
+        let stalled = (since_best >= 3 && best.0 <= FALLBACK) || since_best >= 15;
+        if error > 1e6 * best.0 || stalled {
+            break;
+        }
+        for j in 0..len {
+            d[j] = z[j] / w[j];
+        }
+        let factor = sys.factor(&d);
+        // Predictor (affine scaling), then corrector with the same factors.
+        for j in 0..len {
+            rxw[j] = -z[j] * w[j];
+        }
+        // Far from the optimum D is tame and one solve is exact enough.
+        let refine = sys.refines() && mu < REFINE_BELOW;
+        direction(
+            sys, &factor, &d, &z, &w, &rb, &rc, rt, &rxw, refine, &mut work,
+        );
+        let ap = max_step(&z, &work.dz).min(1.0);
+        let ad = max_step(&w, &work.dw).min(1.0);
+        let mu_aff = (0..len)
+            .map(|j| (z[j] + ap * work.dz[j]) * (w[j] + ad * work.dw[j]))
+            .sum::<f64>()
+            / len as f64;
+        let floor: f64 = std::env::var("SIGMA_FLOOR")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        let sigma = (mu_aff / mu).powi(3).clamp(floor, 1.0);
+        for j in 0..len {
+            rxw[j] = -z[j] * w[j] - work.dz[j] * work.dw[j] + sigma * mu;
+        }
+        let dt = direction(
+            sys, &factor, &d, &z, &w, &rb, &rc, rt, &rxw, refine, &mut work,
+        );
+        let ap = (0.99 * max_step(&z, &work.dz)).min(1.0);
+        let ad = (0.99 * max_step(&w, &work.dw)).min(1.0);
+        for j in 0..len {
+            z[j] = (z[j] + ap * work.dz[j]).max(1e-300);
+            w[j] = (w[j] + ad * work.dw[j]).max(1e-300);
+        }
+        t += ap * dt;
+        for (y, dy) in y.iter_mut().zip(&work.y) {
+            *y += ad * dy;
+        }
+    }
+    let (error, x, t) = best;
+    if x.is_empty() {
+        return Err(IpmError::NoConvergence { iterations, error });
+    }
+    Ok((error, x, t))
 }
 
 /// Solves the Newton system with right-hand side (r, r_t) into `work.y`, returns the border
@@ -476,7 +530,15 @@ fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>, f64), Ipm
 /// refinement wins them back (Wright, "Primal-Dual Interior-Point Methods", SIAM 1997,
 /// chapter 11).
 #[inline(always)]
-fn solve_refined<S: System>(sys: &S, factor: &S::Factor, d: &[f64], r: &[f64], r_t: f64, refine: bool, work: &mut Work) -> f64 {
+fn solve_refined<S: System>(
+    sys: &S,
+    factor: &S::Factor,
+    d: &[f64],
+    r: &[f64],
+    r_t: f64,
+    refine: bool,
+    work: &mut Work,
+) -> f64 {
     let n = sys.jobs();
     let mut v = factor.solve(r, r_t, &mut work.y, &mut work.scratch);
     if !refine {
@@ -590,7 +652,12 @@ impl System for Dense<'_> {
         let (head, cap) = out.split_at_mut(2 * n);
         cap.copy_from_slice(&z[base + 2 * n..base + 2 * n + k]);
         // Per entry, sums over the types first: four scattered writes instead of 4K.
-        for ((row, x), u) in self.rows.iter().zip(z[..base].chunks_exact(k)).zip(self.u.chunks_exact(2 * k)) {
+        for ((row, x), u) in self
+            .rows
+            .iter()
+            .zip(z[..base].chunks_exact(k))
+            .zip(self.u.chunks_exact(2 * k))
+        {
             let (mut ua, mut ub, mut total) = (0.0, 0.0, 0.0);
             for kk in 0..k {
                 ua += u[2 * kk] * x[kk];
@@ -614,10 +681,19 @@ impl System for Dense<'_> {
         let (n, k) = (self.n, self.k);
         let base = self.rows.len() * k;
         let yc = &y[2 * n..2 * n + k];
-        for ((row, o), u) in self.rows.iter().zip(out[..base].chunks_exact_mut(k)).zip(self.u.chunks_exact(2 * k)) {
+        for ((row, o), u) in self
+            .rows
+            .iter()
+            .zip(out[..base].chunks_exact_mut(k))
+            .zip(self.u.chunks_exact(2 * k))
+        {
             let a = row.jobs[0];
             let (ya, ra) = (y[a], y[n + a]);
-            let (yb, rb) = if row.members == 2 { (y[row.jobs[1]], y[n + row.jobs[1]]) } else { (0.0, 0.0) };
+            let (yb, rb) = if row.members == 2 {
+                (y[row.jobs[1]], y[n + row.jobs[1]])
+            } else {
+                (0.0, 0.0)
+            };
             for kk in 0..k {
                 o[kk] = u[2 * kk] * ya + ra + u[2 * kk + 1] * yb + rb + row.size * yc[kk];
             }
@@ -703,7 +779,13 @@ impl System for Dense<'_> {
         q[..n].iter_mut().for_each(|v| *v = -1.0);
         cholesky_solve(&l, m, &mut q);
         let sigma = -q[..n].iter().sum::<f64>();
-        Cholesky { m, u: n, l, q, sigma }
+        Cholesky {
+            m,
+            u: n,
+            l,
+            q,
+            sigma,
+        }
     }
 }
 
@@ -712,7 +794,8 @@ impl System for Dense<'_> {
 fn solve_dense(sys: &Dense<'_>, keep: usize) -> Result<(f64, Vec<f64>, f64), IpmError> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
             // SAFETY: the CPU supports the features `solve_dense_avx2` is compiled for (checked
             // just above); the function has no other requirement.
             return unsafe { solve_dense_avx2(sys, keep) };
@@ -750,7 +833,11 @@ impl Solve for Cholesky {
         y[..self.m].copy_from_slice(&r[..self.m]);
         cholesky_solve(&self.l, self.m, y);
         let at_y: f64 = -y[..self.u].iter().sum::<f64>();
-        let v = if self.sigma != 0.0 { (at_y - r_t) / self.sigma } else { 0.0 };
+        let v = if self.sigma != 0.0 {
+            (at_y - r_t) / self.sigma
+        } else {
+            0.0
+        };
         for (yi, qi) in y.iter_mut().zip(&self.q) {
             *yi -= v * qi;
         }
@@ -764,7 +851,8 @@ impl Solve for Cholesky {
 fn cholesky(a: &mut [f64], m: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
             // SAFETY: the CPU supports the features `cholesky_avx2` is compiled for (checked
             // just above); the function has no other requirement.
             unsafe { cholesky_avx2(a, m) };
@@ -784,7 +872,10 @@ fn cholesky_avx2(a: &mut [f64], m: usize) {
 
 #[inline(always)]
 fn cholesky_generic(a: &mut [f64], m: usize) {
-    let scale = (0..m).map(|i| a[i * m + i].abs()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let scale = (0..m)
+        .map(|i| a[i * m + i].abs())
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
     let floor = 1e-30 * scale;
     // Reciprocals of the diagonal: a multiplication in the inner loop instead of a division,
     // whose latency would stall every row.
@@ -798,7 +889,11 @@ fn cholesky_generic(a: &mut [f64], m: usize) {
             row_i[j] = s * inverse[j];
         }
         let s = row_i[i] - dot(&row_i[..i], &row_i[..i]);
-        row_i[i] = if s > floor { s.sqrt() } else { floor.sqrt().max(1e-150) };
+        row_i[i] = if s > floor {
+            s.sqrt()
+        } else {
+            floor.sqrt().max(1e-150)
+        };
         inverse[i] = 1.0 / row_i[i];
     }
 }
@@ -847,8 +942,14 @@ impl EntryLp<'_> {
         let mut rows = Vec::with_capacity(self.entries.len());
         let mut u = vec![0.0; self.entries.len() * k * 2];
         for (r, e) in self.entries.iter().enumerate() {
-            if e.jobs.is_empty() || e.jobs.len() > 2 || e.jobs.iter().any(|&j| j >= n) || e.utility.len() != k {
-                return Err(IpmError::Invalid("entries hold one or two of the jobs and a utility per type"));
+            if e.jobs.is_empty()
+                || e.jobs.len() > 2
+                || e.jobs.iter().any(|&j| j >= n)
+                || e.utility.len() != k
+            {
+                return Err(IpmError::Invalid(
+                    "entries hold one or two of the jobs and a utility per type",
+                ));
             }
             if !(e.scale_factor.is_finite() && e.scale_factor >= 0.0) {
                 return Err(IpmError::Invalid("scale factors must be finite and >= 0"));
@@ -857,10 +958,16 @@ impl EntryLp<'_> {
             for (m, &j) in e.jobs.iter().enumerate() {
                 jobs[m] = j;
             }
-            rows.push(Row { jobs, members: e.jobs.len(), size: e.scale_factor });
+            rows.push(Row {
+                jobs,
+                members: e.jobs.len(),
+                size: e.scale_factor,
+            });
             for (kk, us) in e.utility.iter().enumerate() {
                 if us.len() != e.jobs.len() || us.iter().any(|v| !v.is_finite() || *v < 0.0) {
-                    return Err(IpmError::Invalid("utilities must be finite, >= 0, one per member"));
+                    return Err(IpmError::Invalid(
+                        "utilities must be finite, >= 0, one per member",
+                    ));
                 }
                 for (m, &v) in us.iter().enumerate() {
                     u[(r * k + kk) * 2 + m] = v;
@@ -868,7 +975,11 @@ impl EntryLp<'_> {
             }
         }
         if n == 0 {
-            return Ok(IpmSolution { x: vec![0.0; self.entries.len() * k], t: 0.0, error: 0.0 });
+            return Ok(IpmSolution {
+                x: vec![0.0; self.entries.len() * k],
+                t: 0.0,
+                error: 0.0,
+            });
         }
         let mut best = vec![0.0_f64; n];
         for (r, row) in rows.iter().enumerate() {
@@ -881,11 +992,21 @@ impl EntryLp<'_> {
         }
         let c = utility_scale(best.into_iter());
         u.iter_mut().for_each(|v| *v *= c);
-        let sys = Dense { n, k, rows, u, capacity: self.capacity };
+        let sys = Dense {
+            n,
+            k,
+            rows,
+            u,
+            capacity: self.capacity,
+        };
         let keep = self.entries.len() * k;
         let (error, x, t) = solve_dense(&sys, keep)?;
         let t = t / c;
-        Ok(IpmSolution { x: x.into_iter().map(|v| v.clamp(0.0, 1.0)).collect(), t, error })
+        Ok(IpmSolution {
+            x: x.into_iter().map(|v| v.clamp(0.0, 1.0)).collect(),
+            t,
+            error,
+        })
     }
 }
 
@@ -1000,7 +1121,9 @@ impl Work {
 fn lu_factor(a: &mut [f64], m: usize) -> Vec<usize> {
     let mut pivots = Vec::with_capacity(m);
     for col in 0..m {
-        let p = (col..m).max_by(|&x, &y| a[x * m + col].abs().total_cmp(&a[y * m + col].abs())).unwrap_or(col);
+        let p = (col..m)
+            .max_by(|&x, &y| a[x * m + col].abs().total_cmp(&a[y * m + col].abs()))
+            .unwrap_or(col);
         pivots.push(p);
         if p != col {
             for c in 0..m {
@@ -1052,7 +1175,12 @@ mod tests {
                 a[kk * 3 + i] = utility[i * 3 + kk];
             }
         }
-        let lp = Data { l, a, size: &[1.0, 2.0, 1.0], capacity: &[2.0, 1.0, 3.0] };
+        let lp = Data {
+            l,
+            a,
+            size: &[1.0, 2.0, 1.0],
+            capacity: &[2.0, 1.0, 3.0],
+        };
         let (len, rows) = (l.len(), l.rows());
         // Dense A by applying to unit vectors.
         let mut a = vec![vec![0.0; len]; rows];
@@ -1066,18 +1194,26 @@ mod tests {
                 a[r][j] = col[r];
             }
         }
-        let d: Vec<f64> = (0..len).map(|j| 0.3 + (j as f64 * 0.77).sin().abs() * 5.0).collect();
+        let d: Vec<f64> = (0..len)
+            .map(|j| 0.3 + (j as f64 * 0.77).sin().abs() * 5.0)
+            .collect();
         let rhs: Vec<f64> = (0..rows).map(|r| (r as f64 * 1.3).cos()).collect();
         let r_t = 0.4;
         let mut y = vec![0.0; rows];
         let mut scratch = vec![0.0; 2 * l.n + l.k + 1];
         let v = lp.factor(&d).solve(&rhs, r_t, &mut y, &mut scratch);
         for r in 0..rows {
-            let mut back: f64 = (0..rows).map(|c| (0..len).map(|j| a[r][j] * d[j] * a[c][j]).sum::<f64>() * y[c]).sum();
+            let mut back: f64 = (0..rows)
+                .map(|c| (0..len).map(|j| a[r][j] * d[j] * a[c][j]).sum::<f64>() * y[c])
+                .sum();
             if r < l.n {
                 back -= v;
             }
-            assert!((back - rhs[r]).abs() < 1e-9, "row {r}: {back} vs {}", rhs[r]);
+            assert!(
+                (back - rhs[r]).abs() < 1e-9,
+                "row {r}: {back} vs {}",
+                rhs[r]
+            );
         }
         assert!((t_dot(l.n, &y) - r_t).abs() < 1e-9);
     }
@@ -1089,7 +1225,11 @@ mod tests {
         // min = 1; any split that keeps both >= 1 is optimal, and t = 1 at best... unless
         // sharing lifts the minimum: job 1 also gets part of type 0? Then job 0 drops below 2 but
         // stays >= 1: t is bounded by job 1's max utility, sum x <= 1 at rate 1: t* = 1.
-        let lp = MaxMinLp { utility: &[2.0, 1.0, 1.0, 1.0], size: &[1.0, 1.0], capacity: &[1.0, 1.0] };
+        let lp = MaxMinLp {
+            utility: &[2.0, 1.0, 1.0, 1.0],
+            size: &[1.0, 1.0],
+            capacity: &[1.0, 1.0],
+        };
         let IpmSolution { x, t, .. } = lp.solve().unwrap();
         assert!((t - 1.0).abs() < 1e-5, "t = {t}");
         let u0 = 2.0 * x[0] + x[1];
@@ -1101,7 +1241,11 @@ mod tests {
     #[test]
     fn capacity_binds() {
         // Three equal jobs on one GPU: each gets a third.
-        let lp = MaxMinLp { utility: &[1.0, 1.0, 1.0], size: &[1.0, 1.0, 1.0], capacity: &[1.0] };
+        let lp = MaxMinLp {
+            utility: &[1.0, 1.0, 1.0],
+            size: &[1.0, 1.0, 1.0],
+            capacity: &[1.0],
+        };
         let IpmSolution { x, t, .. } = lp.solve().unwrap();
         assert!((t - 1.0 / 3.0).abs() < 1e-5, "t = {t}");
         for v in x {
@@ -1111,11 +1255,275 @@ mod tests {
 
     #[test]
     fn regression_trace_instance() {
-        let utility = [1.6720724265101372, 0.9879494274001177, 0.3399781460897456, 1.691445389782045, 1.0733263139380627, 0.23522829627989247, 1.4527911711083707, 1.2080473524007151, 0.33916147649091394, 1.6792359457063453, 1.0541119291393333, 0.26665212515432185, 1.2732603334195698, 1.097551099501866, 0.6291885670785644, 1.527814027952607, 1.1446465650323665, 0.3275394070150266, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.2732603334195698, 1.097551099501866, 0.6291885670785644, 1.727217855040213, 1.0294940044453817, 0.24328814051440512, 1.7150563431418508, 1.1127671346074677, 0.17217652225068153, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 1.3292655197694812, 1.47371584255952, 0.19701863767099895, 1.4527911711083707, 1.2080473524007151, 0.33916147649091394, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 1.7150563431418508, 1.1127671346074677, 0.17217652225068153, 1.7150563431418508, 1.1127671346074677, 0.17217652225068153, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.231576792502283, 1.4733176008981295, 0.29510560659958784, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 1.6792359457063453, 1.0541119291393333, 0.26665212515432185, 1.6792359457063453, 1.0541119291393333, 0.26665212515432185, 1.6792359457063453, 1.0541119291393333, 0.26665212515432185, 1.4484658877011503, 1.0731961436388588, 0.4783379686599912, 1.6792359457063453, 1.0541119291393333, 0.26665212515432185, 1.352279680407938, 1.2519085235001703, 0.39581179609189154, 1.352279680407938, 1.2519085235001703, 0.39581179609189154, 1.6792359457063453, 1.0541119291393333, 0.26665212515432185, 1.3867695304501493, 1.2460462703050423, 0.36718419924480866, 1.2732603334195698, 1.097551099501866, 0.6291885670785644, 1.727217855040213, 1.0294940044453817, 0.24328814051440512, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 1.691445389782045, 1.0733263139380627, 0.23522829627989247, 0.7687560041219252, 1.501102112173215, 0.7301418837048598, 0.7687560041219252, 1.501102112173215, 0.7301418837048598, 1.4527911711083707, 1.2080473524007151, 0.33916147649091394, 1.7196013282080524, 0.9704650849294387, 0.30993358686250905, 1.4484658877011503, 1.0731961436388588, 0.4783379686599912, 0.6473058430661487, 1.4743437738540581, 0.8783503830797933, 1.231576792502283, 1.4733176008981295, 0.29510560659958784, 1.4671039609664036, 1.159948085909417, 0.37294795312417983, 1.352279680407938, 1.2519085235001703, 0.39581179609189154, 1.4527911711083707, 1.2080473524007151, 0.33916147649091394, 1.527814027952607, 1.1446465650323665, 0.3275394070150266, 1.6720724265101372, 0.9879494274001177, 0.3399781460897456, 1.3419925987147934, 1.2669319795311098, 0.39107542175409654, 1.3867695304501493, 1.2460462703050423, 0.36718419924480866, 1.3867695304501493, 1.2460462703050423, 0.36718419924480866, 0.6658419167416845, 1.3958510226701222, 0.9383070605881931, 1.4484658877011503, 1.0731961436388588, 0.4783379686599912, 1.3867695304501493, 1.2460462703050423, 0.36718419924480866, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 0.6473058430661487, 1.4743437738540581, 0.8783503830797933, 1.3292655197694812, 1.47371584255952, 0.19701863767099895, 1.4527911711083707, 1.2080473524007151, 0.33916147649091394, 1.691445389782045, 1.0733263139380627, 0.23522829627989247, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 1.4671039609664036, 1.159948085909417, 0.37294795312417983, 1.527814027952607, 1.1446465650323665, 0.3275394070150266, 0.6658419167416845, 1.3958510226701222, 0.9383070605881931, 1.352279680407938, 1.2519085235001703, 0.39581179609189154, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.691445389782045, 1.0733263139380627, 0.23522829627989247, 1.727217855040213, 1.0294940044453817, 0.24328814051440512, 1.2825533047982414, 1.348931270731717, 0.3685154244700418, 1.727217855040213, 1.0294940044453817, 0.24328814051440512, 1.4671039609664036, 1.159948085909417, 0.37294795312417983, 1.2732603334195698, 1.097551099501866, 0.6291885670785644, 0.6658419167416845, 1.3958510226701222, 0.9383070605881931, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 1.6342159031084664, 1.2252799346210939, 0.1405041622704396, 1.2732603334195698, 1.097551099501866, 0.6291885670785644, 1.7150563431418508, 1.1127671346074677, 0.17217652225068153, 1.5028101151600368, 1.1938197941432054, 0.30337009069675797, 1.7196013282080524, 0.9704650849294387, 0.30993358686250905, 1.691445389782045, 1.0733263139380627, 0.23522829627989247, 1.691445389782045, 1.0733263139380627, 0.23522829627989247, 1.7196013282080524, 0.9704650849294387, 0.30993358686250905, 1.352279680407938, 1.2519085235001703, 0.39581179609189154, 1.3210271590364615, 1.0459108167806876, 0.633062024182851];
-        let size = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+        let utility = [
+            1.6720724265101372,
+            0.9879494274001177,
+            0.3399781460897456,
+            1.691445389782045,
+            1.0733263139380627,
+            0.23522829627989247,
+            1.4527911711083707,
+            1.2080473524007151,
+            0.33916147649091394,
+            1.6792359457063453,
+            1.0541119291393333,
+            0.26665212515432185,
+            1.2732603334195698,
+            1.097551099501866,
+            0.6291885670785644,
+            1.527814027952607,
+            1.1446465650323665,
+            0.3275394070150266,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.2732603334195698,
+            1.097551099501866,
+            0.6291885670785644,
+            1.727217855040213,
+            1.0294940044453817,
+            0.24328814051440512,
+            1.7150563431418508,
+            1.1127671346074677,
+            0.17217652225068153,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            1.3292655197694812,
+            1.47371584255952,
+            0.19701863767099895,
+            1.4527911711083707,
+            1.2080473524007151,
+            0.33916147649091394,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            1.7150563431418508,
+            1.1127671346074677,
+            0.17217652225068153,
+            1.7150563431418508,
+            1.1127671346074677,
+            0.17217652225068153,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.231576792502283,
+            1.4733176008981295,
+            0.29510560659958784,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            1.6792359457063453,
+            1.0541119291393333,
+            0.26665212515432185,
+            1.6792359457063453,
+            1.0541119291393333,
+            0.26665212515432185,
+            1.6792359457063453,
+            1.0541119291393333,
+            0.26665212515432185,
+            1.4484658877011503,
+            1.0731961436388588,
+            0.4783379686599912,
+            1.6792359457063453,
+            1.0541119291393333,
+            0.26665212515432185,
+            1.352279680407938,
+            1.2519085235001703,
+            0.39581179609189154,
+            1.352279680407938,
+            1.2519085235001703,
+            0.39581179609189154,
+            1.6792359457063453,
+            1.0541119291393333,
+            0.26665212515432185,
+            1.3867695304501493,
+            1.2460462703050423,
+            0.36718419924480866,
+            1.2732603334195698,
+            1.097551099501866,
+            0.6291885670785644,
+            1.727217855040213,
+            1.0294940044453817,
+            0.24328814051440512,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            1.691445389782045,
+            1.0733263139380627,
+            0.23522829627989247,
+            0.7687560041219252,
+            1.501102112173215,
+            0.7301418837048598,
+            0.7687560041219252,
+            1.501102112173215,
+            0.7301418837048598,
+            1.4527911711083707,
+            1.2080473524007151,
+            0.33916147649091394,
+            1.7196013282080524,
+            0.9704650849294387,
+            0.30993358686250905,
+            1.4484658877011503,
+            1.0731961436388588,
+            0.4783379686599912,
+            0.6473058430661487,
+            1.4743437738540581,
+            0.8783503830797933,
+            1.231576792502283,
+            1.4733176008981295,
+            0.29510560659958784,
+            1.4671039609664036,
+            1.159948085909417,
+            0.37294795312417983,
+            1.352279680407938,
+            1.2519085235001703,
+            0.39581179609189154,
+            1.4527911711083707,
+            1.2080473524007151,
+            0.33916147649091394,
+            1.527814027952607,
+            1.1446465650323665,
+            0.3275394070150266,
+            1.6720724265101372,
+            0.9879494274001177,
+            0.3399781460897456,
+            1.3419925987147934,
+            1.2669319795311098,
+            0.39107542175409654,
+            1.3867695304501493,
+            1.2460462703050423,
+            0.36718419924480866,
+            1.3867695304501493,
+            1.2460462703050423,
+            0.36718419924480866,
+            0.6658419167416845,
+            1.3958510226701222,
+            0.9383070605881931,
+            1.4484658877011503,
+            1.0731961436388588,
+            0.4783379686599912,
+            1.3867695304501493,
+            1.2460462703050423,
+            0.36718419924480866,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            0.6473058430661487,
+            1.4743437738540581,
+            0.8783503830797933,
+            1.3292655197694812,
+            1.47371584255952,
+            0.19701863767099895,
+            1.4527911711083707,
+            1.2080473524007151,
+            0.33916147649091394,
+            1.691445389782045,
+            1.0733263139380627,
+            0.23522829627989247,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            1.4671039609664036,
+            1.159948085909417,
+            0.37294795312417983,
+            1.527814027952607,
+            1.1446465650323665,
+            0.3275394070150266,
+            0.6658419167416845,
+            1.3958510226701222,
+            0.9383070605881931,
+            1.352279680407938,
+            1.2519085235001703,
+            0.39581179609189154,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.691445389782045,
+            1.0733263139380627,
+            0.23522829627989247,
+            1.727217855040213,
+            1.0294940044453817,
+            0.24328814051440512,
+            1.2825533047982414,
+            1.348931270731717,
+            0.3685154244700418,
+            1.727217855040213,
+            1.0294940044453817,
+            0.24328814051440512,
+            1.4671039609664036,
+            1.159948085909417,
+            0.37294795312417983,
+            1.2732603334195698,
+            1.097551099501866,
+            0.6291885670785644,
+            0.6658419167416845,
+            1.3958510226701222,
+            0.9383070605881931,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            1.6342159031084664,
+            1.2252799346210939,
+            0.1405041622704396,
+            1.2732603334195698,
+            1.097551099501866,
+            0.6291885670785644,
+            1.7150563431418508,
+            1.1127671346074677,
+            0.17217652225068153,
+            1.5028101151600368,
+            1.1938197941432054,
+            0.30337009069675797,
+            1.7196013282080524,
+            0.9704650849294387,
+            0.30993358686250905,
+            1.691445389782045,
+            1.0733263139380627,
+            0.23522829627989247,
+            1.691445389782045,
+            1.0733263139380627,
+            0.23522829627989247,
+            1.7196013282080524,
+            0.9704650849294387,
+            0.30993358686250905,
+            1.352279680407938,
+            1.2519085235001703,
+            0.39581179609189154,
+            1.3210271590364615,
+            1.0459108167806876,
+            0.633062024182851,
+        ];
+        let size = [
+            1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+            1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+            1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+            1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+            1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+        ];
         let capacity = [36.0, 36.0, 36.0];
-        let lp = MaxMinLp { utility: &utility, size: &size, capacity: &capacity };
+        let lp = MaxMinLp {
+            utility: &utility,
+            size: &size,
+            capacity: &capacity,
+        };
         let solution = lp.solve().unwrap();
-        assert!(solution.t > 0.0 && solution.error <= FALLBACK, "{:?}", solution.error);
+        assert!(
+            solution.t > 0.0 && solution.error <= FALLBACK,
+            "{:?}",
+            solution.error
+        );
     }
 }

@@ -80,17 +80,32 @@ impl MaxMin<'_> {
         if jobs == 0 {
             return Ok((vec![vec![0.0; k]; entries.len()], 0.0));
         }
-        let one_job_each = entries.len() == jobs && entries.iter().enumerate().all(|(i, e)| e.jobs == [i]);
+        let one_job_each =
+            entries.len() == jobs && entries.iter().enumerate().all(|(i, e)| e.jobs == [i]);
         if method == Method::InteriorPoint {
             let cap: Vec<f64> = self.capacity.iter().map(|&c| f64::from(c)).collect();
             let solution = if one_job_each {
-                let utility: Vec<f64> = entries.iter().flat_map(|e| e.utility.iter().map(|u| u[0])).collect();
+                let utility: Vec<f64> = entries
+                    .iter()
+                    .flat_map(|e| e.utility.iter().map(|u| u[0]))
+                    .collect();
                 let size: Vec<f64> = entries.iter().map(|e| e.scale_factor).collect();
-                MaxMinLp { utility: &utility, size: &size, capacity: &cap }.solve()
+                MaxMinLp {
+                    utility: &utility,
+                    size: &size,
+                    capacity: &cap,
+                }
+                .solve()
             } else {
-                EntryLp { jobs, entries, capacity: &cap }.solve()
+                EntryLp {
+                    jobs,
+                    entries,
+                    capacity: &cap,
+                }
+                .solve()
             };
-            let rows = |s: &ipm::IpmSolution| s.x.chunks(k).map(<[f64]>::to_vec).collect::<Vec<_>>();
+            let rows =
+                |s: &ipm::IpmSolution| s.x.chunks(k).map(<[f64]>::to_vec).collect::<Vec<_>>();
             match solution {
                 Ok(s) if s.error <= ipm::FALLBACK => return Ok((rows(&s), s.t)),
                 // Numerical trouble: HiGHS when it is there, else a looser answer if close enough.
@@ -99,10 +114,18 @@ impl MaxMin<'_> {
                 Ok(s) => {
                     return Err(SimError::Solver {
                         policy: policy.to_string(),
-                        message: format!("the interior point method stalled at relative error {:.1e}", s.error),
+                        message: format!(
+                            "the interior point method stalled at relative error {:.1e}",
+                            s.error
+                        ),
                     });
                 }
-                Err(e) => return Err(SimError::Solver { policy: policy.to_string(), message: e.to_string() }),
+                Err(e) => {
+                    return Err(SimError::Solver {
+                        policy: policy.to_string(),
+                        message: e.to_string(),
+                    });
+                }
             }
         }
         self.solve_highs(policy, method)
@@ -113,13 +136,18 @@ impl MaxMin<'_> {
         #[cfg(feature = "highs")]
         {
             use good_lp::solvers::highs::{HighsSolverType, highs};
-            use good_lp::{Expression, ProblemVariables, Solution, SolverModel, Variable, variable};
+            use good_lp::{
+                Expression, ProblemVariables, Solution, SolverModel, Variable, variable,
+            };
 
             let k = self.capacity.len();
             let mut vars = ProblemVariables::new();
             let t = vars.add(variable());
-            let x: Vec<Vec<Variable>> =
-                self.entries.iter().map(|_| (0..k).map(|_| vars.add(variable().min(0.0))).collect()).collect();
+            let x: Vec<Vec<Variable>> = self
+                .entries
+                .iter()
+                .map(|_| (0..k).map(|_| vars.add(variable().min(0.0))).collect())
+                .collect();
             let mut utility: Vec<Expression> = vec![Expression::from(0.0); self.jobs];
             let mut time: Vec<Expression> = vec![Expression::from(0.0); self.jobs];
             let mut load: Vec<Expression> = vec![Expression::from(0.0); k];
@@ -138,9 +166,9 @@ impl MaxMin<'_> {
             let mut model = vars.maximise(t).using(highs).set_threads(1);
             model = match method {
                 Method::Simplex => model.set_solver(HighsSolverType::Simplex),
-                Method::InteriorPoint | Method::HighsInteriorPoint => {
-                    model.set_solver(HighsSolverType::Ipm).set_option("run_crossover", "off")
-                }
+                Method::InteriorPoint | Method::HighsInteriorPoint => model
+                    .set_solver(HighsSolverType::Ipm)
+                    .set_option("run_crossover", "off"),
             };
             for (u, tm) in utility.into_iter().zip(time) {
                 model = model.with((u - t).geq(0.0)).with(tm.leq(1.0));
@@ -148,9 +176,18 @@ impl MaxMin<'_> {
             for (l, &n) in load.into_iter().zip(self.capacity) {
                 model = model.with(l.leq(f64::from(n)));
             }
-            let solution =
-                model.solve().map_err(|e| SimError::Solver { policy: policy.to_string(), message: e.to_string() })?;
-            let values = x.iter().map(|xs| xs.iter().map(|&v| solution.value(v).clamp(0.0, 1.0)).collect()).collect();
+            let solution = model.solve().map_err(|e| SimError::Solver {
+                policy: policy.to_string(),
+                message: e.to_string(),
+            })?;
+            let values = x
+                .iter()
+                .map(|xs| {
+                    xs.iter()
+                        .map(|&v| solution.value(v).clamp(0.0, 1.0))
+                        .collect()
+                })
+                .collect();
             Ok((values, solution.value(t)))
         }
         #[cfg(not(feature = "highs"))]
@@ -171,14 +208,26 @@ mod tests {
     /// A max-min LP with every pair of `n` jobs as extra entries, deterministic pseudo-random
     /// utilities (pairs slower than alone, as measured co-locations are).
     fn with_pairs(n: usize, k: usize) -> Vec<Entry> {
-        let u = |i: usize, kk: usize, salt: usize| 0.3 + ((i * 37 + kk * 11 + salt * 7) % 17) as f64 / 10.0;
+        let u = |i: usize, kk: usize, salt: usize| {
+            0.3 + ((i * 37 + kk * 11 + salt * 7) % 17) as f64 / 10.0
+        };
         let mut entries: Vec<Entry> = (0..n)
-            .map(|i| Entry { jobs: vec![i], scale_factor: 1.0, utility: (0..k).map(|kk| vec![u(i, kk, 0)]).collect() })
+            .map(|i| Entry {
+                jobs: vec![i],
+                scale_factor: 1.0,
+                utility: (0..k).map(|kk| vec![u(i, kk, 0)]).collect(),
+            })
             .collect();
         for a in 0..n {
             for b in a + 1..n {
-                let utility = (0..k).map(|kk| vec![0.6 * u(a, kk, b), 0.5 * u(b, kk, a)]).collect();
-                entries.push(Entry { jobs: vec![a, b], scale_factor: 1.0, utility });
+                let utility = (0..k)
+                    .map(|kk| vec![0.6 * u(a, kk, b), 0.5 * u(b, kk, a)])
+                    .collect();
+                entries.push(Entry {
+                    jobs: vec![a, b],
+                    scale_factor: 1.0,
+                    utility,
+                });
             }
         }
         entries
@@ -195,10 +244,17 @@ mod tests {
             if !pairs {
                 entries.truncate(n);
             }
-            let lp = MaxMin { jobs: n, entries: &entries, capacity: &capacity };
+            let lp = MaxMin {
+                jobs: n,
+                entries: &entries,
+                capacity: &capacity,
+            };
             let (x, t) = lp.solve("test", Method::InteriorPoint).unwrap();
             let (_, t_highs) = lp.solve("test", Method::Simplex).unwrap();
-            assert!((t - t_highs).abs() <= 1e-4 * t_highs, "pairs {pairs}: {t} vs HiGHS {t_highs}");
+            assert!(
+                (t - t_highs).abs() <= 1e-4 * t_highs,
+                "pairs {pairs}: {t} vs HiGHS {t_highs}"
+            );
             let mut time = vec![0.0; n];
             let mut utility = vec![0.0; n];
             let mut load = vec![0.0; capacity.len()];
@@ -213,8 +269,16 @@ mod tests {
             }
             // Feasible up to the methods' relative tolerance (ECOS's reduced accuracy, 5e-5).
             assert!(time.iter().all(|&s| s <= 1.0 + 5e-5), "{time:?}");
-            assert!(load.iter().zip(&capacity).all(|(&l, &c)| l <= f64::from(c) * (1.0 + 5e-5)), "{load:?}");
-            assert!(utility.iter().all(|&u| u >= t_highs * (1.0 - 1e-4)), "{utility:?}");
+            assert!(
+                load.iter()
+                    .zip(&capacity)
+                    .all(|(&l, &c)| l <= f64::from(c) * (1.0 + 5e-5)),
+                "{load:?}"
+            );
+            assert!(
+                utility.iter().all(|&u| u >= t_highs * (1.0 - 1e-4)),
+                "{utility:?}"
+            );
         }
     }
 }

@@ -19,8 +19,8 @@
 //! Both are solved as the LP of [`lp`]. O(LP) per allocation: (m + P) K variables
 //! for m jobs and P pairs.
 
-use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 use super::super::SimError;
+use super::super::gavel::{Allocation, AllocationInput, AllocationPolicy};
 use super::lp::{self, Entry, Method};
 
 /// P_i: throughput under the proportional split, sum_k `T[i][k]` * n_k / sum_k n_k.
@@ -29,7 +29,11 @@ pub fn proportional_throughput(throughput: &[f64], capacity: &[u32]) -> f64 {
     if total == 0.0 {
         return 0.0;
     }
-    throughput.iter().zip(capacity).map(|(t, &n)| t * f64::from(n) / total).sum()
+    throughput
+        .iter()
+        .zip(capacity)
+        .map(|(t, &n)| t * f64::from(n) / total)
+        .sum()
 }
 
 /// Heterogeneity-aware max-min fairness.
@@ -42,18 +46,28 @@ pub struct MaxMinFairness {
 impl MaxMinFairness {
     /// `gavel-mmf` (no space sharing).
     pub fn perf(method: Method) -> MaxMinFairness {
-        MaxMinFairness { packing: false, method }
+        MaxMinFairness {
+            packing: false,
+            method,
+        }
     }
 
     /// `gavel-mmf-ss` (pairs as extra entries).
     pub fn packed(method: Method) -> MaxMinFairness {
-        MaxMinFairness { packing: true, method }
+        MaxMinFairness {
+            packing: true,
+            method,
+        }
     }
 }
 
 impl AllocationPolicy for MaxMinFairness {
     fn name(&self) -> &'static str {
-        if self.packing { "gavel-mmf-ss" } else { "gavel-mmf" }
+        if self.packing {
+            "gavel-mmf-ss"
+        } else {
+            "gavel-mmf"
+        }
     }
 
     fn packing(&self) -> bool {
@@ -72,7 +86,11 @@ impl AllocationPolicy for MaxMinFairness {
             })
             .collect();
         let coefficient = |thr: f64, job: usize| {
-            if scale[job] > 0.0 { thr * f64::from(input.jobs[job].scale_factor) / scale[job] } else { 0.0 }
+            if scale[job] > 0.0 {
+                thr * f64::from(input.jobs[job].scale_factor) / scale[job]
+            } else {
+                0.0
+            }
         };
         let mut entries: Vec<Entry> = input
             .jobs
@@ -81,17 +99,32 @@ impl AllocationPolicy for MaxMinFairness {
             .map(|(i, j)| Entry {
                 jobs: vec![i],
                 scale_factor: f64::from(j.scale_factor),
-                utility: (0..k).map(|kk| vec![coefficient(j.throughput[kk], i)]).collect(),
+                utility: (0..k)
+                    .map(|kk| vec![coefficient(j.throughput[kk], i)])
+                    .collect(),
             })
             .collect();
         if self.packing {
-            entries.extend(input.pairs.iter().map(|p| Entry {
-                jobs: vec![p.a, p.b],
-                scale_factor: f64::from(input.jobs[p.a].scale_factor),
-                utility: (0..k).map(|kk| vec![coefficient(p.throughput[kk].0, p.a), coefficient(p.throughput[kk].1, p.b)]).collect(),
+            entries.extend(input.pairs.iter().map(|p| {
+                Entry {
+                    jobs: vec![p.a, p.b],
+                    scale_factor: f64::from(input.jobs[p.a].scale_factor),
+                    utility: (0..k)
+                        .map(|kk| {
+                            vec![
+                                coefficient(p.throughput[kk].0, p.a),
+                                coefficient(p.throughput[kk].1, p.b),
+                            ]
+                        })
+                        .collect(),
+                }
             }));
         }
-        let problem = lp::MaxMin { jobs: input.jobs.len(), entries: &entries, capacity: input.capacity };
+        let problem = lp::MaxMin {
+            jobs: input.jobs.len(),
+            entries: &entries,
+            capacity: input.capacity,
+        };
         let (mut x, _) = problem.solve(self.name(), self.method)?;
         let pairs = x.split_off(input.jobs.len());
         Ok(Allocation { jobs: x, pairs })

@@ -51,7 +51,12 @@ pub struct PolicyOptions {
 
 impl Default for PolicyOptions {
     fn default() -> Self {
-        PolicyOptions { sts_solver: "dp".to_string(), sts_units: 4, lp_method: lp::Method::InteriorPoint, measured_pairs: false }
+        PolicyOptions {
+            sts_solver: "dp".to_string(),
+            sts_units: 4,
+            lp_method: lp::Method::InteriorPoint,
+            measured_pairs: false,
+        }
     }
 }
 
@@ -65,30 +70,61 @@ pub fn by_name(
     let k = cluster.types.len();
     let method = options.lp_method;
     let scheduler: Box<dyn Scheduler> = match name {
-        "fifo" => gavel(fifo::Fifo::new(cluster.types.iter().map(|t| t.name.clone()).collect()), k, config),
-        "gandiva" => estimated(gavel_rounds(gandiva::Gandiva::new(config.seed), k, config), config, options),
+        "fifo" => gavel(
+            fifo::Fifo::new(cluster.types.iter().map(|t| t.name.clone()).collect()),
+            k,
+            config,
+        ),
+        "gandiva" => estimated(
+            gavel_rounds(gandiva::Gandiva::new(config.seed), k, config),
+            config,
+            options,
+        ),
         "gavel-mmf" => gavel(max_min::MaxMinFairness::perf(method), k, config),
         #[cfg(feature = "highs")]
-        "gavel-mmf-ss" => estimated(gavel_rounds(max_min::MaxMinFairness::packed(method), k, config), config, options),
+        "gavel-mmf-ss" => estimated(
+            gavel_rounds(max_min::MaxMinFairness::packed(method), k, config),
+            config,
+            options,
+        ),
         "ftf" => gavel(ftf::FinishTimeFairness::new(method), k, config),
         "sts" => Box::new(sts::Sts::new(cluster, config, options)?),
         _ => {
-            return Err(SimError::UnknownPolicy { name: name.to_string(), known: policy_names().join(", ") });
+            return Err(SimError::UnknownPolicy {
+                name: name.to_string(),
+                known: policy_names().join(", "),
+            });
         }
     };
     Ok(scheduler)
 }
 
-fn gavel_rounds<P: AllocationPolicy>(policy: P, types: usize, config: &SimConfig) -> GavelRounds<P> {
+fn gavel_rounds<P: AllocationPolicy>(
+    policy: P,
+    types: usize,
+    config: &SimConfig,
+) -> GavelRounds<P> {
     GavelRounds::new(policy, types, config.round_seconds, config.reset_seconds)
 }
 
-fn gavel<P: AllocationPolicy + 'static>(policy: P, types: usize, config: &SimConfig) -> Box<dyn Scheduler> {
+fn gavel<P: AllocationPolicy + 'static>(
+    policy: P,
+    types: usize,
+    config: &SimConfig,
+) -> Box<dyn Scheduler> {
     Box::new(gavel_rounds(policy, types, config))
 }
 
 /// Space-sharing Gavel policies with Gavel's default pair-throughput estimation (seed + 4, as
 /// Gavel seeds its estimator), unless measured pairs are asked for.
-fn estimated<P: AllocationPolicy + 'static>(rounds: GavelRounds<P>, config: &SimConfig, options: &PolicyOptions) -> Box<dyn Scheduler> {
-    if options.measured_pairs { Box::new(rounds) } else { Box::new(rounds.with_pair_estimates(config.seed.wrapping_add(4))) }
+fn estimated<P: AllocationPolicy + 'static>(
+    rounds: GavelRounds<P>,
+    config: &SimConfig,
+    options: &PolicyOptions,
+) -> Box<dyn Scheduler> {
+    if options.measured_pairs {
+        Box::new(rounds)
+    } else {
+        Box::new(rounds.with_pair_estimates(config.seed.wrapping_add(4)))
+    }
 }

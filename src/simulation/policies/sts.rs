@@ -33,9 +33,9 @@ use super::super::engine::{Placement, RoundReport, Scheduler, SimState};
 use super::super::{Cluster, SimConfig, SimError};
 use super::PolicyOptions;
 use crate::costs::slots::slot_throughputs;
+use crate::formulation::RoundProblem;
 use crate::instance::{Instance, JobSpec};
 use crate::rounds::RoundScheduler;
-use crate::formulation::RoundProblem;
 use crate::solution::Solution;
 use crate::solvers::{self, SolveError, Solver, SolverConfig};
 
@@ -80,13 +80,18 @@ pub struct Sts {
 
 impl std::fmt::Debug for Sts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sts").field("solver", &self.solver).field("units", &self.units).finish()
+        f.debug_struct("Sts")
+            .field("solver", &self.solver)
+            .field("units", &self.units)
+            .finish()
     }
 }
 
 /// Slot sizes 1, 2, 4, ... up to `units` (a divisibility ladder), plus `units` itself.
 fn ladder(units: u32) -> Vec<u32> {
-    let mut sizes: Vec<u32> = std::iter::successors(Some(1u32), |s| s.checked_mul(2)).take_while(|&s| s < units).collect();
+    let mut sizes: Vec<u32> = std::iter::successors(Some(1u32), |s| s.checked_mul(2))
+        .take_while(|&s| s < units)
+        .collect();
     sizes.retain(|&s| units.is_multiple_of(s));
     sizes.push(units);
     sizes
@@ -104,9 +109,17 @@ fn job_type_of(name: &str) -> Option<usize> {
 
 impl Sts {
     /// An STS policy for `cluster` with the solver and units of `options`.
-    pub fn new(_cluster: &Cluster, _config: &SimConfig, options: &PolicyOptions) -> Result<Sts, SimError> {
+    pub fn new(
+        _cluster: &Cluster,
+        _config: &SimConfig,
+        options: &PolicyOptions,
+    ) -> Result<Sts, SimError> {
         if options.sts_units == 0 {
-            return Err(SimError::Setting { setting: "units", rule: "must be at least 1", got: "0".into() });
+            return Err(SimError::Setting {
+                setting: "units",
+                rule: "must be at least 1",
+                got: "0".into(),
+            });
         }
         if solvers::by_name(&options.sts_solver, &SolverConfig::default()).is_none() {
             return Err(SimError::Setting {
@@ -128,7 +141,10 @@ impl Sts {
     }
 
     fn error(message: impl std::fmt::Display) -> SimError {
-        SimError::Solver { policy: "sts".to_string(), message: message.to_string() }
+        SimError::Solver {
+            policy: "sts".to_string(),
+            message: message.to_string(),
+        }
     }
 
     /// The round scheduler, built at the first arrival (it needs the throughputs).
@@ -137,29 +153,52 @@ impl Sts {
             let mut builder = Instance::builder();
             for t in &state.cluster.types {
                 let sizes: Vec<u64> = self.ladder.iter().map(|&s| u64::from(s)).collect();
-                builder = builder.gpu_type(&t.name, u64::from(t.count), u64::from(self.units), &sizes);
+                builder =
+                    builder.gpu_type(&t.name, u64::from(t.count), u64::from(self.units), &sizes);
             }
             let cluster = builder.build().map_err(Sts::error)?;
             let primary = solvers::by_name(&self.solver, &SolverConfig::default())
                 .ok_or_else(|| Sts::error(format!("unknown solver {}", self.solver)))?;
             // The ILP when built with HiGHS, and unless it is the configured solver already.
-            let backup = if self.solver == "ilp" { None } else { solvers::by_name("ilp", &SolverConfig::default()) };
-            let solver = Box::new(WithFallback { primary, backup, fallbacks: Arc::clone(&self.fallbacks) });
+            let backup = if self.solver == "ilp" {
+                None
+            } else {
+                solvers::by_name("ilp", &SolverConfig::default())
+            };
+            let solver = Box::new(WithFallback {
+                primary,
+                backup,
+                fallbacks: Arc::clone(&self.fallbacks),
+            });
             // Placement chooses co-runners by measured slowdown, 1 - shared / solo (infinite
             // for pairs that cannot share).
             let table = Arc::new(state.table.clone());
-            let workers: HashMap<String, usize> = state.cluster.types.iter().map(|t| (t.name.clone(), t.worker)).collect();
+            let workers: HashMap<String, usize> = state
+                .cluster
+                .types
+                .iter()
+                .map(|t| (t.name.clone(), t.worker))
+                .collect();
             let model = move |job: &str, other: &str, gpu: &str| -> f64 {
-                let (Some(a), Some(b), Some(&w)) = (job_type_of(job), job_type_of(other), workers.get(gpu)) else {
+                let (Some(a), Some(b), Some(&w)) =
+                    (job_type_of(job), job_type_of(other), workers.get(gpu))
+                else {
                     return 0.0;
                 };
                 let solo = table.solo(w, a);
                 let (own, _) = table.pair(w, a, b);
-                if own <= 0.0 || solo <= 0.0 { f64::INFINITY } else { (1.0 - own / solo).max(0.0) }
+                if own <= 0.0 || solo <= 0.0 {
+                    f64::INFINITY
+                } else {
+                    (1.0 - own / solo).max(0.0)
+                }
             };
-            self.inner = Some(RoundScheduler::new(&cluster, solver).with_colocation(Box::new(model)));
+            self.inner =
+                Some(RoundScheduler::new(&cluster, solver).with_colocation(Box::new(model)));
         }
-        self.inner.as_mut().ok_or_else(|| Sts::error("round scheduler missing"))
+        self.inner
+            .as_mut()
+            .ok_or_else(|| Sts::error("round scheduler missing"))
     }
 }
 
@@ -171,10 +210,17 @@ impl Scheduler for Sts {
     fn job_arrived(&mut self, id: usize, state: &SimState<'_>) -> Result<(), SimError> {
         let job = &state.jobs[id];
         let label = name(id, job.job_type);
-        let mut spec = JobSpec::new(label.clone()).weight(job.weight).workers(u64::from(job.scale_factor));
-        let model = state.table.model().ok_or_else(|| Sts::error("the throughput table has no co-location model"))?;
+        let mut spec = JobSpec::new(label.clone())
+            .weight(job.weight)
+            .workers(u64::from(job.scale_factor));
+        let model = state
+            .table
+            .model()
+            .ok_or_else(|| Sts::error("the throughput table has no co-location model"))?;
         for t in &state.cluster.types {
-            for (slot, thr) in slot_throughputs(model, t.worker, job.job_type, self.units, &self.ladder) {
+            for (slot, thr) in
+                slot_throughputs(model, t.worker, job.job_type, self.units, &self.ladder)
+            {
                 if thr > 0.0 {
                     spec = spec.time(&t.name, u64::from(slot), 1.0 / thr);
                 }
@@ -194,7 +240,11 @@ impl Scheduler for Sts {
 
     fn round_finished(&mut self, _report: &RoundReport, _state: &SimState<'_>) {
         if let Some(inner) = self.inner.as_mut() {
-            let realized: Vec<(&str, f64)> = self.realized.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+            let realized: Vec<(&str, f64)> = self
+                .realized
+                .iter()
+                .map(|(n, t)| (n.as_str(), *t))
+                .collect();
             // Every reported job was in the plan and is still active: the report is valid.
             let _ = inner.report(&realized);
         }
@@ -208,17 +258,23 @@ impl Scheduler for Sts {
         let start = Instant::now();
         let plan = self.inner(state)?.plan().map_err(Sts::error)?;
         self.solver_seconds += start.elapsed().as_secs_f64();
-        let ids: HashMap<&str, usize> = self.names.iter().map(|(&id, n)| (n.as_str(), id)).collect();
+        let ids: HashMap<&str, usize> =
+            self.names.iter().map(|(&id, n)| (n.as_str(), id)).collect();
         // Co-runners per GPU.
         let mut on_gpu: HashMap<(usize, u32), Vec<&str>> = HashMap::new();
         for g in &plan.placement.gpus {
             for s in &g.slots {
-                on_gpu.entry((g.gpu_type, g.index)).or_default().push(s.job.as_str());
+                on_gpu
+                    .entry((g.gpu_type, g.index))
+                    .or_default()
+                    .push(s.job.as_str());
             }
         }
         let mut placements = Vec::new();
         for planned in &plan.jobs {
-            let (Some((k, slot)), Some(&id)) = (planned.run, ids.get(planned.id.as_str())) else { continue };
+            let (Some((k, slot)), Some(&id)) = (planned.run, ids.get(planned.id.as_str())) else {
+                continue;
+            };
             let w = state.cluster.types[k].worker;
             let a = state.jobs[id].job_type;
             let solo = state.table.solo(w, a);
@@ -227,7 +283,12 @@ impl Scheduler for Sts {
             let mut realized = f64::INFINITY;
             for &(_, g) in &gpus {
                 let mut thr = solo;
-                for other in on_gpu.get(&(k, g)).into_iter().flatten().filter(|o| **o != planned.id) {
+                for other in on_gpu
+                    .get(&(k, g))
+                    .into_iter()
+                    .flatten()
+                    .filter(|o| **o != planned.id)
+                {
                     let b = job_type_of(other).unwrap_or(a);
                     let (own, _) = state.table.pair(w, a, b);
                     thr *= if solo > 0.0 { own / solo } else { 0.0 };
@@ -270,7 +331,10 @@ mod tests {
     fn too_large_rounds_fall_back_to_the_ilp() {
         let instance = Instance::from_path("instances/gavel-8x3-40.json").unwrap();
         let problem = RoundProblem::new(&instance);
-        let tiny = SolverConfig { max_bytes: Some(100), ..SolverConfig::default() };
+        let tiny = SolverConfig {
+            max_bytes: Some(100),
+            ..SolverConfig::default()
+        };
         let fallbacks = Arc::new(AtomicU64::new(0));
         let solver = WithFallback {
             primary: solvers::by_name("dp", &tiny).unwrap(),
@@ -279,10 +343,23 @@ mod tests {
         };
         let answer = solver.solve_problem(&problem).unwrap();
         assert_eq!(fallbacks.load(Ordering::Relaxed), 1);
-        let exact = solvers::by_name("dp", &SolverConfig::default()).unwrap().solve_problem(&problem).unwrap();
-        assert!(objectives_agree(answer.objective.unwrap(), exact.objective.unwrap()));
+        let exact = solvers::by_name("dp", &SolverConfig::default())
+            .unwrap()
+            .solve_problem(&problem)
+            .unwrap();
+        assert!(objectives_agree(
+            answer.objective.unwrap(),
+            exact.objective.unwrap()
+        ));
         // Without a backup the refusal is the answer.
-        let alone = WithFallback { primary: solvers::by_name("dp", &tiny).unwrap(), backup: None, fallbacks };
-        assert!(matches!(alone.solve_problem(&problem), Err(SolveError::TooLarge { .. })));
+        let alone = WithFallback {
+            primary: solvers::by_name("dp", &tiny).unwrap(),
+            backup: None,
+            fallbacks,
+        };
+        assert!(matches!(
+            alone.solve_problem(&problem),
+            Err(SolveError::TooLarge { .. })
+        ));
     }
 }
