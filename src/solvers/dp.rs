@@ -198,11 +198,25 @@ impl Flat {
         l
     }
 
+    /// Class c's maximizing choice at prices `price` as (rc, d . u), ties to the smallest d . u;
+    /// `None` for a class without choices. `price` and `dir` have the idle pseudo-type's 0 last.
+    fn maximizer(&self, c: usize, price: &[f64], dir: &[f64]) -> Option<(f64, f64)> {
+        let mut best: Option<(f64, f64)> = None;
+        for q in self.start[c]..self.start[c + 1] {
+            let a = self.value[q] - price[self.gpu[q]] * self.units[q];
+            let b = dir[self.gpu[q]] * self.units[q];
+            if best.is_none_or(|(ab, bb)| a > ab || (a == ab && b < bb)) {
+                best = Some((a, b));
+            }
+        }
+        best
+    }
+
     /// Minimizes t -> L(mu + t d) exactly over the t that keep mu in [0, cap]. Along d each
     /// class's term is the upper envelope of the lines rc_q(mu) - t (d . u_q); walking every
     /// class's envelope gives the breakpoints where the slope of L grows, and the minimum is the
-    /// first breakpoint where the slope turns >= 0. O(total choices * envelope steps + B log B)
-    /// for B breakpoints, about the cost of a few evaluations of L (where a bisection on the
+    /// first breakpoint where the slope turns >= 0. O(total choices * envelope steps + B)
+    /// for B breakpoints (expected, by weighted selection), about the cost of a few evaluations of L (where a bisection on the
     /// slope costs 64). Returns whether mu moved.
     fn line_search(
         &self,
@@ -235,40 +249,20 @@ impl Flat {
             .zip(&self.capacity)
             .map(|(x, c)| x * c)
             .sum();
-        let mut s0 = slope;
         for c in 0..self.count.len() {
-            let (mut a_cur, mut b_cur) = (f64::NEG_INFINITY, f64::INFINITY);
-            for q in self.start[c]..self.start[c + 1] {
-                let a = self.value[q] - price[self.gpu[q]] * self.units[q];
-                let b = dir[self.gpu[q]] * self.units[q];
-                if a > a_cur || (a == a_cur && b < b_cur) {
-                    a_cur = a;
-                    b_cur = b;
-                }
-            }
-            if b_cur.is_finite() {
-                s0 -= self.count[c] * b_cur;
+            if let Some((_, b)) = self.maximizer(c, &price, &dir) {
+                slope -= self.count[c] * b;
             }
         }
-        if s0 >= 0.0 {
+        if slope >= 0.0 {
             return false;
         }
         breaks.clear();
         for c in 0..self.count.len() {
             let range = self.start[c]..self.start[c + 1];
-            if range.is_empty() {
+            let Some((mut a_cur, mut b_cur)) = self.maximizer(c, &price, &dir) else {
                 continue;
-            }
-            let (mut a_cur, mut b_cur) = (f64::NEG_INFINITY, f64::INFINITY);
-            for q in range.clone() {
-                let a = self.value[q] - price[self.gpu[q]] * self.units[q];
-                let b = dir[self.gpu[q]] * self.units[q];
-                if a > a_cur || (a == a_cur && b < b_cur) {
-                    a_cur = a;
-                    b_cur = b;
-                }
-            }
-            slope -= self.count[c] * b_cur;
+            };
             // The envelope to the right: the next maximizer is the line of smaller slope
             // (smaller d . u) that crosses the current one first.
             loop {
@@ -292,9 +286,6 @@ impl Flat {
                     _ => break,
                 }
             }
-        }
-        if slope >= 0.0 {
-            return false;
         }
         let step = first_crossing(breaks, -slope).unwrap_or(hi);
         if step <= 0.0 {
@@ -335,8 +326,8 @@ fn first_crossing(breaks: &mut [(f64, f64)], mut need: f64) -> Option<f64> {
 /// directions and along e_a + e_b and e_a - e_b for every pair of types, repeated until no
 /// direction improves L by more than 1e-12 relative. Coordinate descent alone can stop at a
 /// ridge of the piecewise-linear L; the pair directions walk along such ridges.
-/// O(passes * K^2 * 64 * sum of class choices).
-fn multipliers(classes: &[Class], capacity: &[u64]) -> Vec<f64> {
+/// Returns mu and L(mu). O(passes * D * (envelope steps + breakpoints)) for D directions.
+fn multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f64>, f64) {
     let k = capacity.len();
     let mut mu = vec![0.0; k];
     // Beyond twice the largest value per unit no optional job prefers a type; forced jobs may
@@ -384,18 +375,19 @@ fn multipliers(classes: &[Class], capacity: &[u64]) -> Vec<f64> {
     }
     let flat = Flat::new(classes, capacity);
     let mut breaks = Vec::new();
-    let mut last = flat.lagrangian(&mu);
+    let mut value = flat.lagrangian(&mu);
     for _pass in 0..50 {
         for d in &dirs {
             flat.line_search(&mut mu, d, &cap, &mut breaks);
         }
         let now = flat.lagrangian(&mu);
-        if last - now <= 1e-12 * now.abs().max(1.0) {
+        let settled = value - now <= 1e-12 * now.abs().max(1.0);
+        value = now;
+        if settled {
             break;
         }
-        last = now;
     }
-    mu
+    (mu, value)
 }
 
 /// A feasible assignment by greedy at `mu`: forced classes first (fewest choices first), then
@@ -838,19 +830,19 @@ impl Solver for Dp {
         let start = Instant::now();
         let n = problem.jobs.len();
         let classes = classes(problem);
-        let mu = multipliers(&classes, &problem.capacity);
-        let bound = Flat::new(&classes, &problem.capacity).lagrangian(&mu);
-        let incumbent = greedy(problem, &classes, &mu);
-        let lb = incumbent.as_ref().map(|pick| {
-            classes
-                .iter()
-                .map(|cl| {
-                    cl.jobs
-                        .iter()
-                        .map(|&j| cl.choices[pick[j]].value)
-                        .sum::<f64>()
-                })
-                .sum::<f64>()
+        let (mu, bound) = multipliers(&classes, &problem.capacity);
+        // The incumbent: the best solution known, as (value, assignment).
+        let mut best: Option<(f64, Vec<Assignment>)> = greedy(problem, &classes, &mu).map(|pick| {
+            let mut value = 0.0;
+            let mut assignment: Vec<Assignment> = vec![None; n];
+            for cl in &classes {
+                for &j in &cl.jobs {
+                    let c = cl.choices[pick[j]];
+                    value += c.value;
+                    assignment[j] = c.gpu.map(|t| (t, c.slot));
+                }
+            }
+            (value, assignment)
         });
         let seconds_bound = start.elapsed().as_secs_f64();
         // When the greedy fails, look for a certificate before any DP run (a DP that must prove
@@ -872,7 +864,7 @@ impl Solver for Dp {
         let tol = 1e-10 * bound.abs().max(1.0);
         // A Hall-type shortage (a set of types the forced jobs need more of than it holds) is a
         // second certificate, cheap and independent of mu.
-        if incumbent.is_none() && (bound < least - tol || problem.shortage().is_some()) {
+        if best.is_none() && (bound < least - tol || problem.shortage().is_some()) {
             return Ok(
                 Solution::infeasible("dp", problem, infeasible_reason(problem))
                     .stat("classes", classes.len() as u64)
@@ -893,11 +885,6 @@ impl Solver for Dp {
             })
             .fold(0.0, f64::max);
 
-        // Gap deepening: guess that the optimum is within g of the bound, keep only choices with
-        // delta <= g and drop states whose bound is below L - g. A run that finds a solution has
-        // found the optimum (Lemma 3 of docs/solver.md); one that finds none proves the optimum
-        // is below L - g, and g doubles. The last run uses the incumbent's value (or nothing)
-        // as the floor, which makes it the classic reduced-cost-fixed DP.
         // The choices a solution worth >= L - gap may use, worst reduced cost first and a best
         // choice last (the last choice takes the jobs left, so the earlier steps only count the
         // few jobs the gap lets deviate); classes left with one choice are fixed (`base`,
@@ -957,17 +944,11 @@ impl Solver for Dp {
             }
             assignment
         };
-        let mut best: Option<(f64, Vec<Assignment>)> =
-            incumbent.as_ref().zip(lb).map(|(pick, lb)| {
-                let mut assignment: Vec<Assignment> = vec![None; n];
-                for cl in &classes {
-                    for &j in &cl.jobs {
-                        let c = cl.choices[pick[j]];
-                        assignment[j] = c.gpu.map(|t| (t, c.slot));
-                    }
-                }
-                (lb, assignment)
-            });
+        // Gap deepening: guess that the optimum is within g of the bound, keep only choices with
+        // delta <= g and drop states whose bound is below L - g. A run that finds a solution has
+        // found the optimum (Lemma 3 of docs/solver.md); one that finds none proves the optimum
+        // is below L - g, and g doubles. The last run uses the incumbent's value (or nothing)
+        // as the floor, which makes it the classic reduced-cost-fixed DP.
         let mut states = 0u64;
         let mut beam_done = false;
         let mut last_states = 0u64;
@@ -1002,10 +983,10 @@ impl Solver for Dp {
                 states += dp.states;
             }
             let lb = best.as_ref().map(|(v, _)| *v);
-            let greedy_gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
-            let last = g >= greedy_gap || g > widest + bound.abs() + 1.0;
+            let incumbent_gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
+            let last = g >= incumbent_gap || g > widest + bound.abs() + 1.0;
             let (gap, floor) = if last {
-                (greedy_gap, lb.map_or(f64::NEG_INFINITY, |lb| lb - tol))
+                (incumbent_gap, lb.map_or(f64::NEG_INFINITY, |lb| lb - tol))
             } else {
                 (g, bound - g - tol)
             };
