@@ -10,6 +10,8 @@
 //! Every solver returns a [`Solution`] that [`verify`](crate::verify) accepts, or a [`SolveError`]
 //! when it cannot answer (never a silently wrong answer).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::formulation::RoundProblem;
@@ -186,6 +188,7 @@ pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
         "dp+ilp" => Some(Box::new(Fallback {
             first: by_name("dp", config)?,
             then: by_name("ilp", config)?,
+            fallbacks: Arc::default(),
         })),
         _ => None,
     }
@@ -199,6 +202,9 @@ pub struct Fallback {
     pub first: Box<dyn Solver>,
     /// The solver used when `first` says the problem is too large.
     pub then: Box<dyn Solver>,
+    /// How many problems went to `then`; keep a clone of the `Arc` to read it while the solver
+    /// is owned elsewhere (a round scheduler, a simulation).
+    pub fallbacks: Arc<AtomicU64>,
 }
 
 impl Solver for Fallback {
@@ -208,10 +214,12 @@ impl Solver for Fallback {
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
         match self.first.solve_problem(problem) {
-            Err(SolveError::TooLarge { .. }) => self
-                .then
-                .solve_problem(problem)
-                .map(|s| s.stat("fallback_from", self.first.name())),
+            Err(SolveError::TooLarge { .. }) => {
+                self.fallbacks.fetch_add(1, Ordering::Relaxed);
+                self.then
+                    .solve_problem(problem)
+                    .map(|s| s.stat("fallback_from", self.first.name()))
+            }
             other => other,
         }
     }

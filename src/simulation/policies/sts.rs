@@ -33,36 +33,9 @@ use super::super::engine::{Placement, RoundReport, Scheduler, SimState};
 use super::super::{Cluster, SimConfig, SimError};
 use super::PolicyOptions;
 use crate::costs::slots::slot_throughputs;
-use crate::formulation::RoundProblem;
 use crate::instance::{Instance, JobSpec};
 use crate::rounds::RoundScheduler;
-use crate::solution::Solution;
-use crate::solvers::{self, SolveError, Solver, SolverConfig};
-
-/// The round solver of `sts`: the configured one, and the ILP for the problems it refuses as too
-/// large (the DP's state limit), counted. The answer is exact either way.
-struct WithFallback {
-    primary: Box<dyn Solver>,
-    backup: Option<Box<dyn Solver>>,
-    fallbacks: Arc<AtomicU64>,
-}
-
-impl Solver for WithFallback {
-    fn name(&self) -> &'static str {
-        self.primary.name()
-    }
-
-    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
-        let result = self.primary.solve_problem(problem);
-        match (&result, &self.backup) {
-            (Err(SolveError::TooLarge { .. }), Some(backup)) => {
-                self.fallbacks.fetch_add(1, Ordering::Relaxed);
-                backup.solve_problem(problem)
-            }
-            _ => result,
-        }
-    }
-}
+use crate::solvers::{self, Fallback, Solver, SolverConfig};
 
 /// The STS policy.
 pub struct Sts {
@@ -165,11 +138,15 @@ impl Sts {
             } else {
                 solvers::by_name("ilp", &SolverConfig::default())
             };
-            let solver = Box::new(WithFallback {
-                primary,
-                backup,
-                fallbacks: Arc::clone(&self.fallbacks),
-            });
+            // The answer is exact either way; the refusals are counted.
+            let solver: Box<dyn Solver> = match backup {
+                Some(then) => Box::new(Fallback {
+                    first: primary,
+                    then,
+                    fallbacks: Arc::clone(&self.fallbacks),
+                }),
+                None => primary,
+            };
             // Placement chooses co-runners by measured slowdown, 1 - shared / solo (infinite
             // for pairs that cannot share).
             let table = Arc::new(state.table.clone());
@@ -322,8 +299,10 @@ impl Scheduler for Sts {
 #[cfg(all(test, feature = "highs"))]
 mod tests {
     use super::*;
+    use crate::formulation::RoundProblem;
     use crate::instance::Instance;
     use crate::solution::objectives_agree;
+    use crate::solvers::SolveError;
 
     /// A round problem the DP refuses under a tiny state limit goes to the ILP, is counted, and
     /// gets the DP's own optimum.
@@ -336,9 +315,9 @@ mod tests {
             ..SolverConfig::default()
         };
         let fallbacks = Arc::new(AtomicU64::new(0));
-        let solver = WithFallback {
-            primary: solvers::by_name("dp", &tiny).unwrap(),
-            backup: solvers::by_name("ilp", &SolverConfig::default()),
+        let solver = Fallback {
+            first: solvers::by_name("dp", &tiny).unwrap(),
+            then: solvers::by_name("ilp", &SolverConfig::default()).unwrap(),
             fallbacks: Arc::clone(&fallbacks),
         };
         let answer = solver.solve_problem(&problem).unwrap();
@@ -351,12 +330,8 @@ mod tests {
             answer.objective.unwrap(),
             exact.objective.unwrap()
         ));
-        // Without a backup the refusal is the answer.
-        let alone = WithFallback {
-            primary: solvers::by_name("dp", &tiny).unwrap(),
-            backup: None,
-            fallbacks,
-        };
+        // Without a backup (the sts policy then uses the solver alone) the refusal is the answer.
+        let alone = solvers::by_name("dp", &tiny).unwrap();
         assert!(matches!(
             alone.solve_problem(&problem),
             Err(SolveError::TooLarge { .. })
