@@ -760,6 +760,10 @@ pub struct RunSummary {
     pub conflicts: u64,
     /// Solver calls summed over rounds.
     pub solves: u64,
+    /// Rounds whose plan came from a fallback solver: the first solver of a
+    /// [`Fallback`](crate::solvers::Fallback) (`dp+ilp`) refused the round and the second solved
+    /// it (the plan's solution carries the stat `fallback_from`).
+    pub fallback_rounds: u64,
     /// Per job, in the scheduler's job order.
     pub jobs: Vec<JobRecord>,
 }
@@ -781,7 +785,7 @@ pub fn run_rounds(
     let no_bound: Vec<bool> = start.jobs.iter().map(|j| j.fair_rate <= 0.0).collect();
     let (mut relaxed_rounds, mut objective, mut migrations, mut solves) =
         (0u64, 0.0f64, 0u64, 0u64);
-    let (mut slowdown, mut conflicts) = (0.0f64, 0u64);
+    let (mut slowdown, mut conflicts, mut fallback_rounds) = (0.0f64, 0u64, 0u64);
     for _ in 0..rounds {
         let plan = scheduler.plan()?;
         relaxed_rounds += u64::from(!plan.relaxed.is_empty());
@@ -790,6 +794,7 @@ pub fn run_rounds(
         slowdown += plan.placement.slowdown;
         conflicts += plan.placement.conflicts as u64;
         solves += plan.solves as u64;
+        fallback_rounds += u64::from(plan.solution.stats.contains_key("fallback_from"));
         for (j, p) in plan.jobs.iter().enumerate() {
             run[j] += u64::from(p.run.is_some());
         }
@@ -819,6 +824,7 @@ pub fn run_rounds(
         mean_slowdown: slowdown / r,
         conflicts,
         solves,
+        fallback_rounds,
         jobs,
     })
 }
@@ -877,6 +883,49 @@ mod tests {
         let plan = s.plan().unwrap();
         assert_eq!(plan.relaxed, vec!["a".to_string(), "b".to_string()]);
         assert_eq!(plan.jobs[2].run, Some((0, 4)));
+    }
+
+    /// Refuses every problem as too large, as the DP does past its state limits.
+    struct Refuses;
+
+    impl Solver for Refuses {
+        fn name(&self) -> &'static str {
+            "refuses"
+        }
+
+        fn solve_problem(&self, _: &RoundProblem) -> Result<Solution, SolveError> {
+            Err(SolveError::TooLarge {
+                solver: "refuses",
+                what: "states",
+                needed: 2,
+                limit: 1,
+                hint: "none",
+            })
+        }
+    }
+
+    #[test]
+    fn run_summary_counts_the_rounds_a_fallback_solved() {
+        let fallback = crate::solvers::Fallback {
+            first: Box::new(Refuses),
+            then: Box::new(DenseDp::default()),
+            fallbacks: Default::default(),
+        };
+        let count = fallback.fallbacks.clone();
+        let mut s = RoundScheduler::new(&crowded(), Box::new(fallback));
+        let summary = run_rounds(&mut s, 3, |_| {}).unwrap();
+        // Each round relaxes two of the three jobs before one fits: several solves a round,
+        // every one through the fallback; the final plan of every round came from it.
+        assert_eq!(summary.fallback_rounds, 3);
+        assert_eq!(
+            count.load(std::sync::atomic::Ordering::Relaxed),
+            summary.solves
+        );
+        assert!(summary.solves > 3);
+        let mut direct = RoundScheduler::new(&crowded(), Box::new(DenseDp::default()));
+        let plain = run_rounds(&mut direct, 3, |_| {}).unwrap();
+        assert_eq!(plain.fallback_rounds, 0);
+        assert_eq!(plain.mean_objective, summary.mean_objective);
     }
 
     #[test]

@@ -390,6 +390,8 @@ fn cli_rounds_json() {
             "relaxed_rounds",
             "mean_objective",
             "migrations",
+            "solves",
+            "fallback_rounds",
             "jobs"
         ]
     );
@@ -397,6 +399,9 @@ fn cli_rounds_json() {
     assert_eq!(doc["relaxed_rounds"], 0);
     assert_eq!(doc["mean_objective"], 1.0);
     assert_eq!(doc["migrations"], 0);
+    // One solve a round, none of them a fallback (dp-dense is a single solver).
+    assert_eq!(doc["solves"], 10);
+    assert_eq!(doc["fallback_rounds"], 0);
     let jobs = doc["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2);
     for (j, id) in jobs.iter().zip(["x", "y"]) {

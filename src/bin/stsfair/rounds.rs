@@ -119,6 +119,8 @@ fn to_json(s: &RunSummary) -> Value {
         "relaxed_rounds": s.relaxed_rounds,
         "mean_objective": s.mean_objective,
         "migrations": s.migrations,
+        "solves": s.solves,
+        "fallback_rounds": s.fallback_rounds,
         "jobs": jobs,
     })
 }
@@ -139,8 +141,8 @@ fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str) 
         s.jobs.len()
     );
     println!(
-        "rounds          {} ({} relaxed, {} solves)",
-        s.rounds, s.relaxed_rounds, s.solves
+        "rounds          {} ({} relaxed, {} solves, {} solved by the fallback solver)",
+        s.rounds, s.relaxed_rounds, s.solves, s.fallback_rounds
     );
     println!("mean objective  {:.6}", s.mean_objective);
     println!("migrations      {}", s.migrations);

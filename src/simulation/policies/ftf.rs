@@ -150,11 +150,11 @@ impl AllocationPolicy for FinishTimeFairness {
                 .enumerate()
                 .map(|(i, j)| {
                     let need = j.remaining_steps / (hi * denominator[i] - since[i]);
-                    Entry {
-                        jobs: vec![i],
-                        scale_factor: f64::from(j.scale_factor),
-                        utility: (0..k).map(|kk| vec![j.throughput[kk] / need]).collect(),
-                    }
+                    Entry::single(
+                        i,
+                        f64::from(j.scale_factor),
+                        j.throughput.iter().map(|t| t / need),
+                    )
                 })
                 .collect();
             let (x, z) = lp::MaxMin {

@@ -25,6 +25,18 @@
 //! are stored type by type (all jobs of type k together) so that every inner loop runs over the
 //! jobs. About a dozen iterations reach the tolerances: roughly 100 microseconds for 60 jobs on
 //! three types.
+//!
+//! With pairs of jobs as entries (`gavel-mmf-ss`) a pair couples two jobs' rows, so A D A^T is
+//! dense: it is assembled (O(E K) for E entries, per-job sums kept in small arrays) and factored
+//! by faer's dense Cholesky (O((2n + K)^3 / 3)); on Gavel's trace, n reaches 96 active jobs and
+//! E K about 14,000 columns, 17 iterations per LP on average.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{
+    LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
+};
+use faer::linalg::cholesky::llt::solve::{solve_in_place_scratch, solve_in_place_with_conj};
+use faer::{Conj, MatMut, MatRef, Par, Spec};
 
 use super::lp::Entry;
 
@@ -70,8 +82,6 @@ pub const GAP: f64 = 1e-5;
 /// ECOS's own reduced-accuracy thresholds (`feastol_inacc` 1e-4, `reltol_inacc` 5e-5), under
 /// which cvxpy reports "optimal_inaccurate" and Gavel uses the allocation all the same.
 pub const FALLBACK: f64 = 5e-5;
-/// Complementarity below which the Newton solves are refined.
-const REFINE_BELOW: f64 = 1e-4;
 /// Iteration limit.
 pub const MAX_ITERATIONS: usize = 100;
 
@@ -126,7 +136,7 @@ trait System {
     fn rhs(&self) -> Vec<f64>;
     /// Factors the Newton system for scaling `d`.
     fn factor(&self, d: &[f64]) -> Self::Factor;
-    /// Whether solves need iterative refinement near the optimum (eliminations that subtract
+    /// Whether every solve needs one step of iterative refinement (eliminations that subtract
     /// large terms do; a Cholesky factorization of the whole matrix does not).
     fn refines(&self) -> bool {
         true
@@ -434,6 +444,8 @@ fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>, f64), Ipm
     let mut rb = vec![0.0; rows];
     let mut rc = vec![0.0; len];
     let mut d = vec![0.0; len];
+    let mut w_inverse = vec![0.0; len];
+    let mut z_inverse = vec![0.0; len];
     let mut rxw = vec![0.0; len];
     let mut best: (f64, Vec<f64>, f64) = (f64::INFINITY, Vec::new(), 0.0);
     let mut since_best = 0;
@@ -476,41 +488,63 @@ fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>, f64), Ipm
         if error > 1e6 * best.0 || stalled {
             break;
         }
-        for j in 0..len {
-            d[j] = z[j] / w[j];
+        // Two divisions per variable and iteration: W^-1 (for D = Z W^-1 and the directions)
+        // and Z^-1 (for the step lengths). The passes over the variables are zipped iterators,
+        // without index checks, so that they vectorize: with space sharing there are tens of
+        // thousands of variables.
+        for ((dj, (wi, zi)), (zj, wj)) in d
+            .iter_mut()
+            .zip(w_inverse.iter_mut().zip(&mut z_inverse))
+            .zip(z.iter().zip(&w))
+        {
+            *wi = 1.0 / wj;
+            *zi = 1.0 / zj;
+            *dj = zj * *wi;
         }
         let factor = sys.factor(&d);
         // Predictor (affine scaling), then corrector with the same factors.
-        for j in 0..len {
-            rxw[j] = -z[j] * w[j];
+        for (r, (zj, wj)) in rxw.iter_mut().zip(z.iter().zip(&w)) {
+            *r = -zj * wj;
         }
-        // Far from the optimum D is tame and one solve is exact enough.
-        let refine = sys.refines() && mu < REFINE_BELOW;
+        // The block eliminations lose digits even far from the optimum (seen as primal
+        // residuals that grow after full steps, and as stalls short of the tolerances on
+        // degenerate LPs), so their solves are always refined: O(n K) each, a few percent of
+        // an iteration.
+        let refine = sys.refines();
+        let scaling = Scaling {
+            d: &d,
+            z: &z,
+            w_inverse: &w_inverse,
+        };
         direction(
-            sys, &factor, &d, &z, &w, &rb, &rc, rt, &rxw, refine, &mut work,
+            sys, &factor, &scaling, &rb, &rc, rt, &rxw, refine, &mut work,
         );
-        let ap = max_step(&z, &work.dz).min(1.0);
-        let ad = max_step(&w, &work.dw).min(1.0);
-        let mu_aff = (0..len)
-            .map(|j| (z[j] + ap * work.dz[j]) * (w[j] + ad * work.dw[j]))
+        let ap = max_step(&z_inverse, &work.dz).min(1.0);
+        let ad = max_step(&w_inverse, &work.dw).min(1.0);
+        let mu_aff = z
+            .iter()
+            .zip(&w)
+            .zip(work.dz.iter().zip(&work.dw))
+            .map(|((zj, wj), (dz, dw))| (zj + ap * dz) * (wj + ad * dw))
             .sum::<f64>()
             / len as f64;
-        let floor: f64 = std::env::var("SIGMA_FLOOR")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        let sigma = (mu_aff / mu).powi(3).clamp(floor, 1.0);
-        for j in 0..len {
-            rxw[j] = -z[j] * w[j] - work.dz[j] * work.dw[j] + sigma * mu;
+        let sigma = (mu_aff / mu).powi(3).clamp(0.0, 1.0);
+        for (r, ((zj, wj), (dz, dw))) in rxw
+            .iter_mut()
+            .zip(z.iter().zip(&w).zip(work.dz.iter().zip(&work.dw)))
+        {
+            *r = -zj * wj - dz * dw + sigma * mu;
         }
         let dt = direction(
-            sys, &factor, &d, &z, &w, &rb, &rc, rt, &rxw, refine, &mut work,
+            sys, &factor, &scaling, &rb, &rc, rt, &rxw, refine, &mut work,
         );
-        let ap = (0.99 * max_step(&z, &work.dz)).min(1.0);
-        let ad = (0.99 * max_step(&w, &work.dw)).min(1.0);
-        for j in 0..len {
-            z[j] = (z[j] + ap * work.dz[j]).max(1e-300);
-            w[j] = (w[j] + ad * work.dw[j]).max(1e-300);
+        let ap = (0.99 * max_step(&z_inverse, &work.dz)).min(1.0);
+        let ad = (0.99 * max_step(&w_inverse, &work.dw)).min(1.0);
+        for (zj, dz) in z.iter_mut().zip(&work.dz) {
+            *zj = (*zj + ap * dz).max(1e-300);
+        }
+        for (wj, dw) in w.iter_mut().zip(&work.dw) {
+            *wj = (*wj + ad * dw).max(1e-300);
         }
         t += ap * dt;
         for (y, dy) in y.iter_mut().zip(&work.y) {
@@ -561,6 +595,14 @@ fn solve_refined<S: System>(
     v
 }
 
+/// The current iterate's scaling: D = Z W^-1, Z and W^-1 (the bounded variables z, their dual
+/// slacks w).
+struct Scaling<'a> {
+    d: &'a [f64],
+    z: &'a [f64],
+    w_inverse: &'a [f64],
+}
+
 /// One Newton direction for complementarity target `rxw` (predictor or corrector): fills
 /// `work.dz`, `work.y` (dy) and `work.dw`, returns dt.
 #[allow(clippy::too_many_arguments)]
@@ -568,9 +610,7 @@ fn solve_refined<S: System>(
 fn direction<S: System>(
     sys: &S,
     factor: &S::Factor,
-    d: &[f64],
-    z: &[f64],
-    w: &[f64],
+    scaling: &Scaling<'_>,
     rb: &[f64],
     rc: &[f64],
     rt: f64,
@@ -578,9 +618,14 @@ fn direction<S: System>(
     refine: bool,
     work: &mut Work,
 ) -> f64 {
+    let Scaling { d, z, w_inverse } = *scaling;
     // [A D A^T, a_t; a_t^T, 0] [dy; dt] = [-rb - A (W^-1 rxw + D rc); -rt]
-    for j in 0..z.len() {
-        work.v[j] = rxw[j] / w[j] + d[j] * rc[j];
+    for (v, ((r, wi), (dj, c))) in work
+        .v
+        .iter_mut()
+        .zip(rxw.iter().zip(w_inverse).zip(d.iter().zip(rc)))
+    {
+        *v = r * wi + dj * c;
     }
     sys.apply(&work.v, &mut work.av);
     for ((h, r), a) in work.rhs.iter_mut().zip(rb).zip(&work.av) {
@@ -590,9 +635,13 @@ fn direction<S: System>(
     let dt = solve_refined(sys, factor, d, &rhs, -rt, refine, work);
     work.rhs = rhs;
     sys.apply_transpose(&work.y, &mut work.aty);
-    for j in 0..z.len() {
-        work.dw[j] = -rc[j] - work.aty[j];
-        work.dz[j] = (rxw[j] - z[j] * work.dw[j]) / w[j];
+    for ((dw, dz), ((c, aty), ((r, zj), wi))) in work.dw.iter_mut().zip(&mut work.dz).zip(
+        rc.iter()
+            .zip(&work.aty)
+            .zip(rxw.iter().zip(z).zip(w_inverse)),
+    ) {
+        *dw = -c - aty;
+        *dz = (r - zj * *dw) * wi;
     }
     dt
 }
@@ -720,64 +769,81 @@ impl System for Dense<'_> {
         let (n, k) = (self.n, self.k);
         let m = 2 * n + k;
         let base = self.rows.len() * k;
+        // The lower triangle of M, column-major (faer's layout): M[i][j], i >= j, at j * m + i.
         let mut l = vec![0.0; m * m];
-        for (r, row) in self.rows.iter().enumerate() {
-            // Sums over the types of the entry's columns, then one scatter into M's lower
-            // triangle: the column of x[r][k] is u_a e_Ua + e_Ra (+ u_b e_Ub + e_Rb) + s e_Ck.
-            let (mut uu, mut ur, mut rr) = ([0.0_f64; 2], [0.0_f64; 2], 0.0_f64);
-            let mut ab = 0.0_f64;
-            let (mut ua_rb, mut ra_ub) = (0.0_f64, 0.0_f64);
+        // What every entry of a job adds to the job's own rows (U_a U_a, R_a U_a, R_a R_a) and
+        // to its couplings with the capacity rows (U_a C_k, R_a C_k), summed in small per-job
+        // arrays that stay in L1 cache, then written into M once: M has (2n + K)^2 entries
+        // and scattered additions into it cost more than the arithmetic.
+        let mut own = vec![[0.0_f64; 3]; n];
+        let mut coupling = vec![0.0_f64; n * 2 * k];
+        let mut capacity = vec![0.0_f64; k];
+        for ((row, dr), ur) in self
+            .rows
+            .iter()
+            .zip(d[..base].chunks_exact(k))
+            .zip(self.u.chunks_exact(2 * k))
+        {
+            // The column of x[r][k] is u_a e_Ua + e_Ra (+ u_b e_Ub + e_Rb) + s e_Ck.
+            let (a, b) = (row.jobs[0], row.jobs[1]);
+            let s = row.size;
+            let (mut uu, mut ur_, mut rr) = ([0.0_f64; 2], [0.0_f64; 2], 0.0_f64);
+            let (mut ab, mut ua_rb, mut ra_ub) = (0.0_f64, 0.0_f64, 0.0_f64);
             for kk in 0..k {
-                let dj = d[r * k + kk];
-                let ua = self.u[(r * k + kk) * 2];
-                let ub = self.u[(r * k + kk) * 2 + 1];
-                let c = 2 * n + kk;
-                let s = row.size;
+                let dj = dr[kk];
+                let (ua, ub) = (ur[2 * kk], ur[2 * kk + 1]);
                 uu[0] += dj * ua * ua;
-                ur[0] += dj * ua;
+                ur_[0] += dj * ua;
                 rr += dj;
-                l[c * m + row.jobs[0]] += dj * s * ua;
-                l[c * m + n + row.jobs[0]] += dj * s;
-                l[c * m + c] += dj * s * s;
+                coupling[a * 2 * k + kk] += dj * s * ua;
+                coupling[a * 2 * k + k + kk] += dj * s;
+                capacity[kk] += dj * s * s;
                 if row.members == 2 {
                     uu[1] += dj * ub * ub;
-                    ur[1] += dj * ub;
+                    ur_[1] += dj * ub;
                     ab += dj * ua * ub;
                     ua_rb += dj * ua;
                     ra_ub += dj * ub;
-                    l[c * m + row.jobs[1]] += dj * s * ub;
-                    l[c * m + n + row.jobs[1]] += dj * s;
+                    coupling[b * 2 * k + kk] += dj * s * ub;
+                    coupling[b * 2 * k + k + kk] += dj * s;
                 }
             }
-            let mut add = |i: usize, j: usize, v: f64| {
-                let (i, j) = if j <= i { (i, j) } else { (j, i) };
-                l[i * m + j] += v;
-            };
-            for mm in 0..row.members {
-                let a = row.jobs[mm];
-                add(a, a, uu[mm]);
-                add(n + a, a, ur[mm]);
-                add(n + a, n + a, rr);
+            for (mm, &j) in row.jobs[..row.members].iter().enumerate() {
+                own[j][0] += uu[mm];
+                own[j][1] += ur_[mm];
+                own[j][2] += rr;
             }
             if row.members == 2 {
-                let (a, b) = (row.jobs[0], row.jobs[1]);
+                let mut add = |i: usize, j: usize, v: f64| {
+                    let (i, j) = if j <= i { (i, j) } else { (j, i) };
+                    l[j * m + i] += v;
+                };
                 add(a, b, ab);
                 add(n + b, a, ua_rb);
                 add(n + a, b, ra_ub);
                 add(n + a, n + b, rr);
             }
         }
-        for i in 0..n {
-            l[i * m + i] += d[base + i];
-            l[(n + i) * m + n + i] += d[base + n + i];
+        for (a, o) in own.iter().enumerate() {
+            l[a * m + a] += o[0] + d[base + a];
+            l[a * m + n + a] += o[1];
+            l[(n + a) * m + n + a] += o[2] + d[base + n + a];
+            for kk in 0..k {
+                l[a * m + 2 * n + kk] += coupling[a * 2 * k + kk];
+                l[(n + a) * m + 2 * n + kk] += coupling[a * 2 * k + k + kk];
+            }
         }
         for kk in 0..k {
-            l[(2 * n + kk) * m + 2 * n + kk] += d[base + 2 * n + kk];
+            l[(2 * n + kk) * m + 2 * n + kk] += capacity[kk] + d[base + 2 * n + kk];
         }
-        cholesky(&mut l, m);
+        let factored = cholesky(&mut l, m);
         let mut q = vec![0.0; m];
         q[..n].iter_mut().for_each(|v| *v = -1.0);
-        cholesky_solve(&l, m, &mut q);
+        if factored {
+            cholesky_solve(&l, m, &mut q);
+        } else {
+            q.fill(f64::NAN);
+        }
         let sigma = -q[..n].iter().sum::<f64>();
         Cholesky {
             m,
@@ -846,90 +912,45 @@ impl Solve for Cholesky {
 }
 
 /// In-place Cholesky factorization M = L L^T of the lower triangle of the dense m x m matrix
-/// (row-major); pivots that rounding makes tiny or negative are replaced by a small positive
-/// value (the usual safeguard of interior-point codes: Wright 1997, chapter 11). O(m^3 / 6).
-fn cholesky(a: &mut [f64], m: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU supports the features `cholesky_avx2` is compiled for (checked
-            // just above); the function has no other requirement.
-            unsafe { cholesky_avx2(a, m) };
-            return;
-        }
+/// (column-major), by faer's blocked LL^T (SIMD kernels chosen at run time); O(m^3 / 3) flops.
+/// Pivots that rounding makes tiny or negative are replaced by a small positive value, the
+/// usual safeguard of interior-point codes (Wright, "Primal-Dual Interior-Point Methods", SIAM
+/// 1997, chapter 11), through faer's dynamic regularization. Returns false when the matrix is
+/// not finite: the solves then give NaN, which stops the iterations at the best point so far.
+fn cholesky(a: &mut [f64], m: usize) -> bool {
+    if a.iter().any(|v| !v.is_finite()) {
+        return false;
     }
-    cholesky_generic(a, m);
-}
-
-/// [`cholesky_generic`] compiled for AVX2 and FMA (four-wide fused multiply-adds in the dot
-/// products), chosen at run time.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn cholesky_avx2(a: &mut [f64], m: usize) {
-    cholesky_generic(a, m);
-}
-
-#[inline(always)]
-fn cholesky_generic(a: &mut [f64], m: usize) {
     let scale = (0..m)
         .map(|i| a[i * m + i].abs())
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
-    let floor = 1e-30 * scale;
-    // Reciprocals of the diagonal: a multiplication in the inner loop instead of a division,
-    // whose latency would stall every row.
-    let mut inverse = vec![0.0_f64; m];
-    for i in 0..m {
-        let (done, rest) = a.split_at_mut(i * m);
-        let row_i = &mut rest[..m];
-        for j in 0..i {
-            let row_j = &done[j * m..j * m + j];
-            let s = row_i[j] - dot(&row_i[..j], row_j);
-            row_i[j] = s * inverse[j];
-        }
-        let s = row_i[i] - dot(&row_i[..i], &row_i[..i]);
-        row_i[i] = if s > floor {
-            s.sqrt()
-        } else {
-            floor.sqrt().max(1e-150)
-        };
-        inverse[i] = 1.0 / row_i[i];
-    }
-}
-
-/// Dot product with eight independent partial sums, which the compiler turns into SIMD lanes.
-#[inline(always)]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0_f64; 8];
-    let (ca, ra) = a.as_chunks::<8>();
-    let (cb, rb) = b.as_chunks::<8>();
-    for (x, y) in ca.iter().zip(cb) {
-        for l in 0..8 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    let mut tail = 0.0;
-    for (x, y) in ra.iter().zip(rb) {
-        tail += x * y;
-    }
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+    let regularization = LltRegularization {
+        dynamic_regularization_delta: 1e-30 * scale,
+        dynamic_regularization_epsilon: 1e-30 * scale,
+    };
+    let mut buffer = MemBuffer::new(cholesky_in_place_scratch::<f64>(
+        m,
+        Par::Seq,
+        Spec::default(),
+    ));
+    let matrix = MatMut::from_column_major_slice_mut(a, m, m);
+    cholesky_in_place(
+        matrix,
+        regularization,
+        Par::Seq,
+        MemStack::new(&mut buffer),
+        Spec::default(),
+    )
+    .is_ok()
 }
 
 /// Solves L L^T x = b in place with the factor of [`cholesky`]. O(m^2).
 fn cholesky_solve(l: &[f64], m: usize, b: &mut [f64]) {
-    for i in 0..m {
-        let s = dot(&l[i * m..i * m + i], &b[..i]);
-        b[i] = (b[i] - s) / l[i * m + i];
-    }
-    // Backward, by columns of L^T (rows of L): subtract each solved x_i from the rows above.
-    for i in (0..m).rev() {
-        b[i] /= l[i * m + i];
-        let x = b[i];
-        for (bj, lij) in b[..i].iter_mut().zip(&l[i * m..i * m + i]) {
-            *bj -= lij * x;
-        }
-    }
+    let factor = MatRef::from_column_major_slice(l, m, m);
+    let rhs = MatMut::from_column_major_slice_mut(b, m, 1);
+    let mut buffer = MemBuffer::new(solve_in_place_scratch::<f64>(m, 1, Par::Seq));
+    solve_in_place_with_conj(factor, Conj::No, rhs, Par::Seq, MemStack::new(&mut buffer));
 }
 
 impl EntryLp<'_> {
@@ -942,11 +963,7 @@ impl EntryLp<'_> {
         let mut rows = Vec::with_capacity(self.entries.len());
         let mut u = vec![0.0; self.entries.len() * k * 2];
         for (r, e) in self.entries.iter().enumerate() {
-            if e.jobs.is_empty()
-                || e.jobs.len() > 2
-                || e.jobs.iter().any(|&j| j >= n)
-                || e.utility.len() != k
-            {
+            if e.job >= n || e.partner.is_some_and(|j| j >= n) || e.utility.len() != k {
                 return Err(IpmError::Invalid(
                     "entries hold one or two of the jobs and a utility per type",
                 ));
@@ -954,22 +971,18 @@ impl EntryLp<'_> {
             if !(e.scale_factor.is_finite() && e.scale_factor >= 0.0) {
                 return Err(IpmError::Invalid("scale factors must be finite and >= 0"));
             }
-            let mut jobs = [0usize; 2];
-            for (m, &j) in e.jobs.iter().enumerate() {
-                jobs[m] = j;
-            }
+            let members = 1 + usize::from(e.partner.is_some());
             rows.push(Row {
-                jobs,
-                members: e.jobs.len(),
+                jobs: [e.job, e.partner.unwrap_or(0)],
+                members,
                 size: e.scale_factor,
             });
             for (kk, us) in e.utility.iter().enumerate() {
-                if us.len() != e.jobs.len() || us.iter().any(|v| !v.is_finite() || *v < 0.0) {
-                    return Err(IpmError::Invalid(
-                        "utilities must be finite, >= 0, one per member",
-                    ));
-                }
-                for (m, &v) in us.iter().enumerate() {
+                // A job alone's second coefficient is unused: 0 in the LP whatever it holds.
+                for (m, &v) in us.iter().enumerate().take(members) {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(IpmError::Invalid("utilities must be finite and >= 0"));
+                    }
                     u[(r * k + kk) * 2 + m] = v;
                 }
             }
@@ -1074,15 +1087,25 @@ impl Solve for Factor {
     }
 }
 
-/// Largest alpha in [0, 1/0.99] keeping v + alpha dv >= 0 (capped so that 0.99 alpha <= 1).
-fn max_step(v: &[f64], dv: &[f64]) -> f64 {
-    let mut alpha = 1.0_f64 / 0.99;
-    for (x, d) in v.iter().zip(dv) {
-        if *d < 0.0 {
-            alpha = alpha.min(-x / d);
+/// Largest alpha in [0, 1/0.99] keeping v + alpha dv >= 0 (capped so that 0.99 alpha <= 1),
+/// from `inverse` = 1/v (v > 0): 1 / max(0.99, max_j -dv_j / v_j), products instead of a
+/// division per variable.
+#[inline(always)]
+fn max_step(inverse: &[f64], dv: &[f64]) -> f64 {
+    // Four running maxima, branch-free, so that the loop vectorizes.
+    let mut lanes = [0.99_f64; 4];
+    let (ci, ri) = inverse.as_chunks::<4>();
+    let (cd, rd) = dv.as_chunks::<4>();
+    for (x, d) in ci.iter().zip(cd) {
+        for l in 0..4 {
+            let rate = -d[l] * x[l];
+            lanes[l] = if rate > lanes[l] { rate } else { lanes[l] };
         }
     }
-    alpha
+    for (x, d) in ri.iter().zip(rd) {
+        lanes[0] = lanes[0].max(-d * x);
+    }
+    1.0 / lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]))
 }
 
 /// Scratch vectors of one solve, allocated once.

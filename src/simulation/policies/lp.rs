@@ -39,8 +39,9 @@ pub const LAST_RESORT: f64 = 1e-4;
 /// How the LP is solved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// An interior-point solution (central, as ECOS returns): the block method for one-job
-    /// entries, HiGHS's IPX otherwise.
+    /// An interior-point solution (central, as ECOS returns): the block method of [`ipm`] for
+    /// one-job entries, its dense method (faer's Cholesky) with pairs; HiGHS's IPX when either
+    /// stalls short of ECOS's reduced accuracy.
     InteriorPoint,
     /// HiGHS's IPX without crossover, even for one-job entries (to cross-check the block method).
     HighsInteriorPoint,
@@ -48,16 +49,37 @@ pub enum Method {
     Simplex,
 }
 
-/// One entry of the LP: the jobs it holds (indices into the job list), its scale factor, and per
-/// type the utility coefficient of each of its jobs.
+/// One entry of the LP: the job it holds, or the pair of jobs sharing GPUs (indices into the job
+/// list), its scale factor, and per type the utility coefficient of each of its jobs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    /// Job indices (one or two).
-    pub jobs: Vec<usize>,
+    /// The job alone, or the pair's first job.
+    pub job: usize,
+    /// The pair's second job; `None` for a job alone.
+    pub partner: Option<usize>,
     /// GPUs the entry occupies on its type.
     pub scale_factor: f64,
-    /// `utility[k][m]`: coefficient of `x[entry][k]` in the utility of `jobs[m]`.
-    pub utility: Vec<Vec<f64>>,
+    /// `utility[k]`: coefficients of `x[entry][k]` in the utilities of `job` and `partner` (the
+    /// second is unused for a job alone). One allocation per entry: a space-sharing LP has
+    /// thousands of entries and is rebuilt at every arrival and completion.
+    pub utility: Vec<[f64; 2]>,
+}
+
+impl Entry {
+    /// A job alone, with its utility coefficient per type.
+    pub fn single(job: usize, scale_factor: f64, utility: impl IntoIterator<Item = f64>) -> Entry {
+        Entry {
+            job,
+            partner: None,
+            scale_factor,
+            utility: utility.into_iter().map(|u| [u, 0.0]).collect(),
+        }
+    }
+
+    /// The entry's jobs with their member index (0, then 1 for a pair's partner).
+    pub fn members(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        std::iter::once(self.job).chain(self.partner).enumerate()
+    }
 }
 
 /// One max-min LP: `jobs` jobs, the entries that hold them, and the GPUs per type.
@@ -80,8 +102,11 @@ impl MaxMin<'_> {
         if jobs == 0 {
             return Ok((vec![vec![0.0; k]; entries.len()], 0.0));
         }
-        let one_job_each =
-            entries.len() == jobs && entries.iter().enumerate().all(|(i, e)| e.jobs == [i]);
+        let one_job_each = entries.len() == jobs
+            && entries
+                .iter()
+                .enumerate()
+                .all(|(i, e)| e.job == i && e.partner.is_none());
         if method == Method::InteriorPoint {
             let cap: Vec<f64> = self.capacity.iter().map(|&c| f64::from(c)).collect();
             let solution = if one_job_each {
@@ -154,7 +179,7 @@ impl MaxMin<'_> {
             for (e, xs) in self.entries.iter().zip(&x) {
                 for (kk, &v) in xs.iter().enumerate() {
                     load[kk] += e.scale_factor * v;
-                    for (m, &j) in e.jobs.iter().enumerate() {
+                    for (m, j) in e.members() {
                         let u = e.utility[kk][m];
                         if u != 0.0 {
                             utility[j] += u * v;
@@ -212,19 +237,16 @@ mod tests {
             0.3 + ((i * 37 + kk * 11 + salt * 7) % 17) as f64 / 10.0
         };
         let mut entries: Vec<Entry> = (0..n)
-            .map(|i| Entry {
-                jobs: vec![i],
-                scale_factor: 1.0,
-                utility: (0..k).map(|kk| vec![u(i, kk, 0)]).collect(),
-            })
+            .map(|i| Entry::single(i, 1.0, (0..k).map(|kk| u(i, kk, 0))))
             .collect();
         for a in 0..n {
             for b in a + 1..n {
                 let utility = (0..k)
-                    .map(|kk| vec![0.6 * u(a, kk, b), 0.5 * u(b, kk, a)])
+                    .map(|kk| [0.6 * u(a, kk, b), 0.5 * u(b, kk, a)])
                     .collect();
                 entries.push(Entry {
-                    jobs: vec![a, b],
+                    job: a,
+                    partner: Some(b),
                     scale_factor: 1.0,
                     utility,
                 });
@@ -261,7 +283,7 @@ mod tests {
             for (e, row) in entries.iter().zip(&x) {
                 for (kk, &v) in row.iter().enumerate() {
                     load[kk] += e.scale_factor * v;
-                    for (m, &j) in e.jobs.iter().enumerate() {
+                    for (m, j) in e.members() {
                         time[j] += v;
                         utility[j] += e.utility[kk][m] * v;
                     }

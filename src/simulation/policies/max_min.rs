@@ -75,7 +75,6 @@ impl AllocationPolicy for MaxMinFairness {
     }
 
     fn allocate(&mut self, input: &AllocationInput<'_>) -> Result<Allocation, SimError> {
-        let k = input.capacity.len();
         // Per job the divisor of its throughputs in the objective.
         let scale: Vec<f64> = input
             .jobs
@@ -96,30 +95,29 @@ impl AllocationPolicy for MaxMinFairness {
             .jobs
             .iter()
             .enumerate()
-            .map(|(i, j)| Entry {
-                jobs: vec![i],
-                scale_factor: f64::from(j.scale_factor),
-                utility: (0..k)
-                    .map(|kk| vec![coefficient(j.throughput[kk], i)])
-                    .collect(),
+            .map(|(i, j)| {
+                Entry::single(
+                    i,
+                    f64::from(j.scale_factor),
+                    j.throughput.iter().map(|&t| coefficient(t, i)),
+                )
             })
             .collect();
         if self.packing {
             entries.extend(input.pairs.iter().map(|p| {
                 Entry {
-                    jobs: vec![p.a, p.b],
+                    job: p.a,
+                    partner: Some(p.b),
                     scale_factor: f64::from(input.jobs[p.a].scale_factor),
-                    utility: (0..k)
-                        .map(|kk| {
-                            vec![
-                                coefficient(p.throughput[kk].0, p.a),
-                                coefficient(p.throughput[kk].1, p.b),
-                            ]
-                        })
+                    utility: p
+                        .throughput
+                        .iter()
+                        .map(|&(ta, tb)| [coefficient(ta, p.a), coefficient(tb, p.b)])
                         .collect(),
                 }
             }));
         }
+
         let problem = lp::MaxMin {
             jobs: input.jobs.len(),
             entries: &entries,
