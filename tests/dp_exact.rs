@@ -9,7 +9,11 @@ use stsfair::solution::objectives_agree;
 use stsfair::{BruteForce, DenseDp, Dp, Instance, Solver, Status, verify};
 
 fn agree(instance: &Instance, reference: &dyn Solver) -> Result<(), TestCaseError> {
-    let fast = Dp::default()
+    agree_with(&Dp::default(), instance, reference)
+}
+
+fn agree_with(dp: &Dp, instance: &Instance, reference: &dyn Solver) -> Result<(), TestCaseError> {
+    let fast = dp
         .solve(instance)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let oracle = reference
@@ -58,5 +62,40 @@ proptest! {
     #[test]
     fn dp_matches_dense_dp_on_copies(instance in common::repeated(common::Shape::SMALL, 15)) {
         agree(&instance, &DenseDp::default())?;
+    }
+}
+
+/// The DP with the type tables and the slow gap growth on from the first run (by default they
+/// start only once a run is expensive, which small instances never are).
+fn with_tables() -> Dp {
+    Dp {
+        tables_after_states: 0,
+        ..Dp::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #[test]
+    fn dp_with_tables_matches_brute_force(instance in common::instance(common::Shape::TINY)) {
+        agree_with(&with_tables(), &instance, &BruteForce::default())?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+    #[test]
+    fn dp_with_tables_matches_dense_dp(instance in common::instance(common::Shape::SMALL)) {
+        agree_with(&with_tables(), &instance, &DenseDp::default())?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn dp_with_tables_matches_dense_dp_on_copies(
+        instance in common::repeated(common::Shape::SMALL, 15)
+    ) {
+        agree_with(&with_tables(), &instance, &DenseDp::default())?;
     }
 }

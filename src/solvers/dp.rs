@@ -17,17 +17,22 @@
 //! 3. **Reduced-cost fixing and gap deepening.** Any solution x satisfies
 //!    V(x) = L(mu) - sum_j delta_j(x_j) - mu . slack(x), with delta_j = max rc_j - rc_j(x_j) >= 0,
 //!    so a solution worth >= L - g uses only choices with delta <= g. The DP runs with floor
-//!    L - g for g = 1e-9 |L|, 4g, 16g, ... until a run finds a solution, which is then optimal;
-//!    the last run uses a greedy's value as the floor.
+//!    L - g for g = 1e-9 |L|, 2g, 4g, ... (1.25 g per run once the runs are expensive) until
+//!    a run finds a solution, which is then optimal; the last run uses a greedy's value as the
+//!    floor.
 //! 4. **Class DP over the core.** One layer per undecided class, a transition is a count vector
 //!    (how many of the class's jobs take each kept choice), states are unit vectors over the
 //!    types that can bind (dominance: the larger value wins), pruned by capacity and by the
-//!    Lagrangian bound of the remaining classes at several probe multipliers.
+//!    Lagrangian bound of the remaining classes at several probe multipliers; on expensive runs
+//!    also by partial relaxations that keep the capacities of two types exact (dense tables
+//!    over their grid, [`TypeTables`]), which see the integrality the LP bound cannot.
 //!
 //! Every pruning rule removes only states whose every completion is worth less than the floor
 //! (proofs in docs/solver.md), so the answer is the optimum. Worst case: the core is all classes
 //! and the states are the whole grid, the dense DP's O(n * prod_k (C_k + 1) * |O|) time; the guard
-//! refuses a layer past [`Dp::max_states`] instead of exhausting memory.
+//! refuses a layer past [`Dp::max_states`], or a solve whose runs create (or, predicted from the
+//! growth of the last runs, would create) more than twice that, instead of exhausting memory
+//! or time.
 //! Typical case: O(P 3^K sum |Q_c|^2) for the bound, plus a few DP runs over a core of a few
 //! classes (measured figures in docs/performance.md).
 
@@ -44,15 +49,25 @@ use crate::solution::{Assignment, Solution, Status};
 pub struct Dp {
     /// Largest number of states one DP layer may hold before the solver gives up with
     /// [`SolveError::TooLarge`] (default 4,000,000, about 100 bytes each while a layer is built);
-    /// the layers of one run together may hold five times as many (their parent and count
-    /// vector are kept for reconstruction), so the solver stays under about 1 GiB.
+    /// all gap-deepening runs of one solve together may create twice as many (a run keeps its
+    /// states' parent and count vector for reconstruction), so the solver stays under about
+    /// 1 GiB, and it stops as soon as the growth of its last runs predicts that the next one
+    /// would go past that (docs/solver.md, step 5).
     pub max_states: usize,
+    /// Once a gap-deepening run creates more than this many states (default 100,000), every
+    /// later run of the solve also bounds its states by the exact tables of pairs of types
+    /// (`TypeTables` in the source, docs/solver.md step 6) and the gap grows by 1.25 per run
+    /// instead of 2. Any value gives the optimum; 0 turns both on from the first run, and
+    /// the tables at any cost up to their fixed limits (the tests use it to check the tables on
+    /// small instances).
+    pub tables_after_states: u64,
 }
 
 impl Default for Dp {
     fn default() -> Self {
         Dp {
             max_states: 4_000_000,
+            tables_after_states: TABLES_AFTER_STATES,
         }
     }
 }
@@ -518,9 +533,16 @@ struct ClassDp<'a> {
     max_states: usize,
     /// States created over all layers (work and memory measure).
     states: u64,
+    /// Most states this run may create before it stops with [`SolveError::TooLarge`].
+    limit: u64,
+    /// States the earlier runs of the solve created (for the error message).
+    spent: u64,
     /// Heuristic runs only: after each step keep the `beam` sub-states of largest bound. The
     /// answer is then a feasible solution, not necessarily the optimum (an incumbent).
     beam: Option<usize>,
+    /// Most cell updates [`TypeTables`] may take in this run (0: no tables); pairs of types
+    /// whose tables would take more fall back to single types, and those to none.
+    tables: usize,
 }
 
 /// Per-layer suffix data over the remaining classes.
@@ -533,15 +555,318 @@ struct Suffix {
     m: usize,
 }
 
+/// Most cells one array of [`TypeTables`] may hold over all sets and layers (4 Mi cells; the
+/// tables and their running maxima take 64 MiB at most).
+const TABLE_CELLS: usize = 4 << 20;
+
+/// Most cell updates building [`TypeTables`] may take (about 0.3 s); past it the pairs fall
+/// back to single types, and the singles to no tables.
+const TABLE_WORK: usize = 400_000_000;
+
+/// Cell updates the tables of a run may take per state of the largest run of the solve so far
+/// (a cell update costs about 1 ns, a state about 1 us).
+const TABLE_WORK_PER_STATE: u64 = 500;
+
+/// Most cells of one set's room grid: pairs of types whose grid is larger fall back to single
+/// types.
+const TABLE_GRID: usize = 1 << 16;
+
+/// One set S of one or two binding types and, per layer i, the exact value table of the
+/// remaining core classes i.. with S's capacities kept and the other types priced at mu.
+struct TypeTable {
+    /// The types of S.
+    types: Vec<usize>,
+    /// Grid extent per type of S: room in grains, 0..=dims.
+    dims: Vec<usize>,
+    /// Cells of one layer's grid.
+    cells: usize,
+    /// `data[i * cells + r]`: T_S^i(r) (see [`TypeTables`]); -inf when no completion fits.
+    data: Vec<f64>,
+    /// `slack[i * cells + r]`: G_S^i(r) = max over r' <= r of T_S^i(r') - sum_(t in S) mu_t
+    /// grain_t r'_t, for the bound inside a class (see [`TypeTables::inner_bound`]).
+    slack: Vec<f64>,
+}
+
+/// Partial Lagrangian relaxations of the remaining classes, one per set S of binding types
+/// (every pair, or every single type when the pairs' grids are too large): only the
+/// capacities outside S are relaxed, at prices mu, and the capacities in S are kept exactly.
+/// For a layer i and a room r on S (in grains), T_S^i(r) is the largest
+/// sum_(j in y) w_S(y_j), with w_S(q) = v_q - mu_(k(q)) u_q for q off S and w_S(q) = v_q on S,
+/// over the completions y of the core classes i.. (all their jobs on kept choices) with
+/// U_t(y) <= r_t for t in S. It is computed backwards, one job at a time, as a dense DP over
+/// S's grid (Geoffrion, "Lagrangean relaxation for integer programming", Mathematical
+/// Programming Study 2, 1974: a relaxation that keeps some constraints is at least as strong as
+/// the LP; Kellerer, Pferschy and Pisinger 2004, chapter 9, on relaxations of the
+/// multidimensional knapsack problem).
+///
+/// *Bound.* Let y be a completion of a state with value V and units U that fits the residual
+/// R; write room_t = R_t - U_t and A_t for the most units the rest can take on t. Then
+/// v(y) = sum_j w_S(y_j) + sum_(t not in S) mu_t U_t(y), y is among the completions T_S^i
+/// maximizes over (its units on S fit room_S), and U_t(y) <= min(room_t, A_t). So
+/// V + T_S^i(room_S) + sum_(t not in S) mu_t min(room_t, A_t) bounds every completion.
+/// It is never weaker than the probe bound at mu: for every y counted in T_S^i,
+/// sum_j w_S(y_j) = sum_j rc_mu(y_j) + sum_(t in S) mu_t U_t(y), at most
+/// sum max rc_mu plus sum_(t in S) mu_t min(room_t, A_t). It is stronger where integrality
+/// binds (jobs of 2 or 4 units that cannot fill a room exactly, the last few jobs of a type),
+/// which the Lagrangian bound, equal to the LP relaxation, cannot see.
+///
+/// Cost: O(sets * core jobs * kept choices * grid cells) time, 2 (m + 1) grids of memory per
+/// set; bounded by [`TABLE_WORK`] and [`TABLE_CELLS`].
+struct TypeTables {
+    sets: Vec<TypeTable>,
+}
+
+impl TypeTables {
+    /// Tables for the core classes `core` (in layer order) over the binding types (`grain` > 0),
+    /// or `None` when even the single types' grids exceed [`TABLE_CELLS`] or their work
+    /// `max_work` cell updates.
+    fn new(
+        classes: &[Class],
+        kept: &[Vec<Choice>],
+        core: &[usize],
+        residual: &[i128],
+        grain: &[u64],
+        mu: &[f64],
+        max_work: usize,
+    ) -> Option<TypeTables> {
+        let k = residual.len();
+        let binding: Vec<usize> = (0..k).filter(|&t| grain[t] > 0).collect();
+        let extent = |t: usize| {
+            usize::try_from(residual[t].max(0) as u64 / grain[t])
+                .unwrap_or(usize::MAX)
+                .saturating_add(1)
+        };
+        let m = core.len();
+        let mut sets: Vec<Vec<usize>> = Vec::new();
+        for (a, &ta) in binding.iter().enumerate() {
+            for &tb in &binding[a + 1..] {
+                sets.push(vec![ta, tb]);
+            }
+        }
+        // Cells of one set's grid, and of all sets' grids (saturating: capacities may be huge).
+        let grid = |s: &[usize]| s.iter().fold(1usize, |a, &t| a.saturating_mul(extent(t)));
+        let cells_of =
+            |sets: &[Vec<usize>]| sets.iter().fold(0usize, |a, s| a.saturating_add(grid(s)));
+        let too_big = |sets: &[Vec<usize>]| {
+            sets.is_empty()
+                || sets.iter().any(|s| grid(s) > TABLE_GRID)
+                || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS
+        };
+        // Table work: every set's grid once per core job and kept choice.
+        let moves: usize = core
+            .iter()
+            .map(|&c| classes[c].jobs.len() * kept[c].len())
+            .sum();
+        let work = |sets: &[Vec<usize>]| cells_of(sets).saturating_mul(moves);
+        if too_big(&sets) || work(&sets) > max_work {
+            sets = binding.iter().map(|&t| vec![t]).collect();
+            if too_big(&sets) || work(&sets) > max_work {
+                return None;
+            }
+        }
+        let mut out = Vec::with_capacity(sets.len());
+        for types in sets {
+            let dims: Vec<usize> = types.iter().map(|&t| extent(t)).collect();
+            let cells: usize = dims.iter().product();
+            let mut data = vec![f64::NEG_INFINITY; (m + 1) * cells];
+            // An empty completion fits every room.
+            data[m * cells..].fill(0.0);
+            let mut cur = vec![0.0; cells];
+            let mut next = vec![0.0; cells];
+            for i in (0..m).rev() {
+                cur.copy_from_slice(&data[(i + 1) * cells..(i + 2) * cells]);
+                // Per kept choice: its shift on the grid (None: off S) and its value there.
+                let moves: Vec<(Option<(usize, usize)>, f64)> = kept[core[i]]
+                    .iter()
+                    .map(|c| match c.gpu {
+                        Some(g) => match types.iter().position(|&t| t == g) {
+                            Some(0) => (Some(((c.units / grain[g]) as usize, 0)), c.value),
+                            Some(_) => (Some((0, (c.units / grain[g]) as usize)), c.value),
+                            None => (None, c.value - mu[g] * c.units as f64),
+                        },
+                        None => (None, 0.0),
+                    })
+                    .collect();
+                let da = dims[0];
+                let db = dims.get(1).copied().unwrap_or(1);
+                for _job in 0..classes[core[i]].jobs.len() {
+                    next.fill(f64::NEG_INFINITY);
+                    for &(shift, v) in &moves {
+                        match shift {
+                            None => {
+                                for (n, c) in next.iter_mut().zip(&cur) {
+                                    *n = n.max(c + v);
+                                }
+                            }
+                            Some((sa, sb)) => {
+                                for rb in sb..db {
+                                    for ra in sa..da {
+                                        let at = ra + da * rb;
+                                        let from = (ra - sa) + da * (rb - sb);
+                                        next[at] = next[at].max(cur[from] + v);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    std::mem::swap(&mut cur, &mut next);
+                }
+                data[i * cells..(i + 1) * cells].copy_from_slice(&cur);
+            }
+            // G: T minus the priced units, then a running maximum along each axis (a prefix
+            // maximum over the grid's lower set).
+            let da = dims[0];
+            let price: Vec<f64> = types.iter().map(|&t| mu[t] * grain[t] as f64).collect();
+            let mut slack = data.clone();
+            for layer in slack.chunks_mut(cells) {
+                for (at, x) in layer.iter_mut().enumerate() {
+                    let (ra, rb) = (at % da, at / da);
+                    *x -= price[0] * ra as f64 + price.get(1).map_or(0.0, |p| p * rb as f64);
+                }
+                for at in 0..cells {
+                    let (ra, rb) = (at % da, at / da);
+                    if ra > 0 {
+                        layer[at] = layer[at].max(layer[at - 1]);
+                    }
+                    if rb > 0 {
+                        layer[at] = layer[at].max(layer[at - da]);
+                    }
+                }
+            }
+            out.push(TypeTable {
+                types,
+                dims,
+                cells,
+                data,
+                slack,
+            });
+        }
+        Some(TypeTables { sets: out })
+    }
+
+    /// The least over the sets of V + T_S^i(room_S) + sum_(t not in S) mu_t min(room_t, A_t)
+    /// for a state after `i` core classes worth `value` with `used` units (see the bound proved
+    /// on [`TypeTables`]).
+    #[allow(clippy::too_many_arguments)]
+    fn bound(
+        &self,
+        sfx: &Suffix,
+        residual: &[i128],
+        grain: &[u64],
+        mu: &[f64],
+        value: f64,
+        used: &[u64],
+        i: usize,
+    ) -> f64 {
+        let mut best = f64::INFINITY;
+        for set in &self.sets {
+            let (at, _) = set.cell(residual, grain, used);
+            let u = value
+                + set.data[i * set.cells + at]
+                + set.outside(sfx, residual, mu, used, i, |_| 0);
+            best = best.min(u);
+        }
+        best
+    }
+}
+
+impl TypeTables {
+    /// The bound of a sub-state inside layer `i` (class i partly placed) worth `value` with
+    /// `used` units, whose class still has `rest` jobs, to be placed on choices of best reduced
+    /// cost `rest_rc` at mu and at most `rest_units` units per type each: the least over the
+    /// sets S of V + rest * rest_rc + sum_(t in S) mu_t grain_t room_t + G_S^(i+1)(room_S),
+    /// plus sum_(t not in S) mu_t min(room_t, A_t + rest * rest_units_t), room in grains on S.
+    ///
+    /// *Proof.* Let the rest jobs take w grains on S (so the later classes get at most
+    /// room_S - w there). Their value is at most rest * rest_rc + sum_t mu_t (their units on
+    /// t); the later classes' value is at most T_S^(i+1)(room_S - w) + sum_(t not in S) mu_t
+    /// (their units on t) (the bound on [`TypeTables`]). Summing, the S part is
+    /// mu_S grain w + T(room_S - w) = mu_S grain room_S + (T(r') - mu_S grain r') for
+    /// r' = room_S - w <= room_S, at most mu_S grain room_S + G(room_S); the units outside S,
+    /// of the rest jobs and the later classes together, are at most
+    /// min(room_t, A_t + rest * rest_units_t).
+    #[allow(clippy::too_many_arguments)]
+    fn inner_bound(
+        &self,
+        sfx: &Suffix,
+        residual: &[i128],
+        grain: &[u64],
+        mu: &[f64],
+        value: f64,
+        used: &[u64],
+        i: usize,
+        rest: u64,
+        rest_rc: f64,
+        rest_units: &[u64],
+    ) -> f64 {
+        let mut best = f64::INFINITY;
+        for set in &self.sets {
+            let (at, rooms) = set.cell(residual, grain, used);
+            let mut u = value + rest as f64 * rest_rc + set.slack[i * set.cells + at];
+            for (&t, &room) in set.types.iter().zip(&rooms) {
+                u += mu[t] * (grain[t] * room) as f64;
+            }
+            u += set.outside(sfx, residual, mu, used, i, |t| rest * rest_units[t]);
+            best = best.min(u);
+        }
+        best
+    }
+}
+
+impl TypeTable {
+    /// S's rooms in grains (capped to the grid) for a state that used `used` units, and the
+    /// cell of the layer grid they index.
+    fn cell(&self, residual: &[i128], grain: &[u64], used: &[u64]) -> (usize, [u64; 2]) {
+        let (mut at, mut scale, mut rooms) = (0usize, 1usize, [0u64; 2]);
+        for (x, &t) in self.types.iter().enumerate() {
+            let room = ((residual[t] as u64).saturating_sub(used[t]) / grain[t])
+                .min(self.dims[x] as u64 - 1);
+            rooms[x] = room;
+            at += room as usize * scale;
+            scale *= self.dims[x];
+        }
+        (at, rooms)
+    }
+
+    /// sum over the priced types t outside S of mu_t min(room_t, A_t + extra(t)): the most the
+    /// relaxed capacities can add (A_t: the most units the later classes can take on t).
+    fn outside(
+        &self,
+        sfx: &Suffix,
+        residual: &[i128],
+        mu: &[f64],
+        used: &[u64],
+        i: usize,
+        extra: impl Fn(usize) -> u64,
+    ) -> f64 {
+        let k = sfx.k;
+        let mut sum = 0.0;
+        for t in 0..k {
+            if mu[t] > 0.0 && !self.types.contains(&t) {
+                let room = (residual[t] as u64).saturating_sub(used[t]);
+                sum += mu[t] * room.min(sfx.add[i * k + t] + extra(t)) as f64;
+            }
+        }
+        sum
+    }
+}
+
 impl ClassDp<'_> {
     /// Upper bound on any completion of a state after `i` core classes that used `used` units
     /// and is worth `value` (fixed jobs included): for every probe p >= 0,
     /// value + sum_rest max rc_p + sum_t p_t * min(room_t, add_t) (Lemma 1 of docs/solver.md on
     /// the remaining jobs, whose units on t are at most the room and the most they can take).
-    fn bound(&self, sfx: &Suffix, residual: &[i128], value: f64, used: &[u64], i: usize) -> f64 {
+    fn bound(
+        probes: &[Vec<f64>],
+        sfx: &Suffix,
+        residual: &[i128],
+        value: f64,
+        used: &[u64],
+        i: usize,
+    ) -> f64 {
         let k = sfx.k;
         let mut best = f64::INFINITY;
-        for (p, probe) in self.probes.iter().enumerate() {
+        for (p, probe) in probes.iter().enumerate() {
             let mut u = value + sfx.rc[p * (sfx.m + 1) + i];
             for t in 0..k {
                 if probe[t] > 0.0 {
@@ -623,10 +948,32 @@ impl ClassDp<'_> {
                 })?;
             }
         }
+        let tables = if self.tables > 0 {
+            TypeTables::new(
+                self.classes,
+                self.kept,
+                core,
+                residual,
+                &grain,
+                mu,
+                self.tables,
+            )
+        } else {
+            None
+        };
+        // The bound of a state after `i` classes: the probes', and the type tables' if built.
+        let probes = self.probes;
+        let state_bound = |value: f64, used: &[u64], i: usize| {
+            let b = ClassDp::bound(probes, &sfx, residual, value, used, i);
+            match &tables {
+                Some(tb) => b.min(tb.bound(&sfx, residual, &grain, mu, value, used, i)),
+                None => b,
+            }
+        };
         let mut units: Vec<u64> = vec![0; k];
         let mut values: Vec<f64> = vec![base];
         let mut keys: Vec<u128> = vec![0];
-        if self.bound(&sfx, residual, base, &units, 0) < floor {
+        if state_bound(base, &units, 0) < floor {
             return Ok(None);
         }
         // Per class, per choice step: each sub-state's parent and the count that made it.
@@ -690,7 +1037,7 @@ impl ClassDp<'_> {
                         let v = values[s] + ch.value * cnt as f64;
                         let rest = left - cnt;
                         let score = if last {
-                            self.bound(&sfx, residual, v, &row, i + 1)
+                            state_bound(v, &row, i + 1)
                         } else {
                             // The class's `rest` jobs take at best the tail's rc and at most
                             // its units per type, at prices mu.
@@ -703,7 +1050,21 @@ impl ClassDp<'_> {
                                     u += mu[t] * room.min(add) as f64;
                                 }
                             }
-                            u
+                            match &tables {
+                                Some(tb) => u.min(tb.inner_bound(
+                                    &sfx,
+                                    residual,
+                                    &grain,
+                                    mu,
+                                    v,
+                                    &row,
+                                    i + 1,
+                                    rest,
+                                    tail_rc[q + 1],
+                                    &tail_units[(q + 1) * k..(q + 2) * k],
+                                )),
+                                None => u,
+                            }
                         };
                         if score < floor {
                             continue;
@@ -744,13 +1105,14 @@ impl ClassDp<'_> {
                     }
                 }
                 self.states += n_values.len() as u64;
-                // The back pointers of every step stay in memory: bound them too.
-                if self.states > 5 * self.max_states as u64 {
+                // The back pointers of every step stay in memory, and the time of the solve
+                // grows with its states: bound them too.
+                if self.states > self.limit {
                     return Err(SolveError::TooLarge {
                         solver: "dp",
-                        what: "states over all layers",
-                        needed: u128::from(self.states),
-                        limit: 5 * self.max_states as u128,
+                        what: "states over all gap-deepening runs",
+                        needed: u128::from(self.spent + self.states),
+                        limit: u128::from(self.spent + self.limit),
                         hint: "raise the limit or use --solver ilp",
                     });
                 }
@@ -817,6 +1179,31 @@ struct Step {
 
 /// Sub-states kept per step by the beam search that improves the greedy's incumbent.
 const BEAM: usize = 2000;
+
+/// The states all gap-deepening runs of one solve may create together, in units of
+/// [`Dp::max_states`] (8,000,000 by default: about 10 to 25 s on the rounds measured, and
+/// 64 MB of back pointers if one run takes them all).
+const SOLVE_BUDGET: u64 = 2;
+
+/// Most states the beam search may create (it gives up past them, keeping the incumbent).
+const BEAM_STATES: u64 = 2_000_000;
+
+/// Runs of fewer states never predict a refusal (their growth is noise).
+const PREDICT_AFTER_STATES: u64 = 100_000;
+
+/// Default of [`Dp::tables_after_states`]: a gap-deepening run past this many states turns on
+/// the type tables ([`TypeTables`]) and the slow growth of the gap for the rest of the solve.
+/// Measured trade-off (docs/performance.md, worst cases): at 10,000 the tables also came on in
+/// rounds of the `sts` simulation that the plain runs finish anyway, and cost more solver time
+/// per round there than they saved; 100,000 keeps most of that and still solves the hard
+/// 300-job round in 1.5 s.
+const TABLES_AFTER_STATES: u64 = 100_000;
+
+/// Growth factor of the gap once the runs are expensive (2 before): the cost of a run grows
+/// steeply as its floor drops below the optimum (about 10 times per doubling of the gap on the
+/// rounds of large integrality gap measured), so overshooting the optimum's gap by up to 25%
+/// instead of 100% costs less than the extra failed runs, whose floors lie above the optimum.
+const SLOW_GROWTH: f64 = 1.25;
 
 /// A failed gap-deepening run past this many states triggers the beam search.
 const BEAM_AFTER_STATES: u64 = 50_000;
@@ -952,6 +1339,11 @@ impl Solver for Dp {
         let mut states = 0u64;
         let mut beam_done = false;
         let mut last_states = 0u64;
+        let mut tables_on = self.tables_after_states == 0;
+        // The states all runs of the solve may create, and the most one finished run created.
+        let budget = SOLVE_BUDGET * self.max_states as u64;
+        let mut largest_run = 0u64;
+        let mut largest_any = 0u64;
         let mut g = 1e-9 * bound.abs().max(1.0);
         let mut runs = 0u64;
         let mut core_jobs: u64;
@@ -973,7 +1365,10 @@ impl Solver for Dp {
                     probes: &probes,
                     max_states: self.max_states,
                     states: 0,
+                    limit: budget.saturating_sub(states).min(BEAM_STATES),
+                    spent: states,
                     beam: Some(BEAM),
+                    tables: 0,
                 };
                 if let Ok(Some((total, counts))) = dp.run(&core, &residual, base, floor)
                     && best.as_ref().is_none_or(|(v, _)| total > *v)
@@ -1001,11 +1396,26 @@ impl Solver for Dp {
                 probes: &probes,
                 max_states: self.max_states,
                 states: 0,
+                limit: budget.saturating_sub(states),
+                spent: states,
                 beam: None,
+                // The tables may cost as much as TABLE_WORK_PER_STATE cell updates per state of
+                // the largest run so far (a cheap solve never pays more for them than for its
+                // states), at most TABLE_WORK.
+                tables: match (tables_on, self.tables_after_states) {
+                    (false, _) => 0,
+                    (true, 0) => TABLE_WORK,
+                    (true, _) => usize::try_from(largest_any.saturating_mul(TABLE_WORK_PER_STATE))
+                        .unwrap_or(usize::MAX)
+                        .min(TABLE_WORK),
+                },
             };
             let found = dp.run(&core, &residual, base, floor);
             states += dp.states;
             last_states = dp.states;
+            let steady = tables_on;
+            largest_any = largest_any.max(dp.states);
+            tables_on |= dp.states > self.tables_after_states;
             let found = found?;
             if let Some((total, counts)) = found
                 && total >= floor
@@ -1015,7 +1425,31 @@ impl Solver for Dp {
             if last {
                 break best.map(|(_, a)| a);
             }
-            g *= 2.0;
+            // Early refusal: once the tables are on (and the gap grows by SLOW_GROWTH), the
+            // states of a run grow by a roughly steady factor from one run to the next (2 to 7
+            // on the rounds of large integrality gap measured), so a next run that would take
+            // the solve past its budget is predicted from the last two instead of being run
+            // into the limit. The prediction is the last run's states times their growth over
+            // the largest earlier run with tables (at least 1); it is made only for runs of
+            // PREDICT_AFTER_STATES or more after such an earlier run (the run that turns the
+            // tables on grew under the old regime and predicts nothing).
+            if steady && largest_run > 0 && dp.states >= PREDICT_AFTER_STATES {
+                let growth = (dp.states as f64 / largest_run as f64).max(1.0);
+                let predicted = states as f64 + dp.states as f64 * growth;
+                if predicted > budget as f64 {
+                    return Err(SolveError::TooLarge {
+                        solver: "dp",
+                        what: "states over all gap-deepening runs (predicted from the last runs)",
+                        needed: predicted as u128,
+                        limit: u128::from(budget),
+                        hint: "raise the limit or use --solver ilp",
+                    });
+                }
+            }
+            if steady {
+                largest_run = largest_run.max(dp.states.max(1));
+            }
+            g *= if tables_on { SLOW_GROWTH } else { 2.0 };
         };
         let sol = match chosen {
             None => Solution::infeasible("dp", problem, infeasible_reason(problem)),

@@ -13,6 +13,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+// The simulations and the DP allocate many small, short-lived vectors (placements per round,
+// LP entries per allocation, DP sub-states); mimalloc serves them faster than glibc's malloc.
+// The library leaves the allocator to its users; this is the CLI's choice.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod r#gen;
 mod predict;

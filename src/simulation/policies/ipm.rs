@@ -849,6 +849,7 @@ impl System for Dense<'_> {
             m,
             u: n,
             l,
+            factored,
             q,
             sigma,
         }
@@ -881,8 +882,10 @@ struct Cholesky {
     m: usize,
     /// Number of U rows (jobs): a_t is -1 there.
     u: usize,
-    /// Lower-triangular factor, row-major.
+    /// Lower-triangular factor, column-major (faer's layout).
     l: Vec<f64>,
+    /// Whether the factorization succeeded; if not, every solve gives NaN (see [`cholesky`]).
+    factored: bool,
     /// q = M^-1 a_t.
     q: Vec<f64>,
     /// a_t^T q.
@@ -896,6 +899,10 @@ impl Solve for Cholesky {
 
     /// y = M^-1 r - v q with v = (a_t^T M^-1 r - r_t) / sigma. O((2n + K)^2).
     fn solve(&self, r: &[f64], r_t: f64, y: &mut [f64], _scratch: &mut [f64]) -> f64 {
+        if !self.factored {
+            y[..self.m].fill(f64::NAN);
+            return f64::NAN;
+        }
         y[..self.m].copy_from_slice(&r[..self.m]);
         cholesky_solve(&self.l, self.m, y);
         let at_y: f64 = -y[..self.u].iter().sum::<f64>();
@@ -916,7 +923,8 @@ impl Solve for Cholesky {
 /// Pivots that rounding makes tiny or negative are replaced by a small positive value, the
 /// usual safeguard of interior-point codes (Wright, "Primal-Dual Interior-Point Methods", SIAM
 /// 1997, chapter 11), through faer's dynamic regularization. Returns false when the matrix is
-/// not finite: the solves then give NaN, which stops the iterations at the best point so far.
+/// not finite or faer still reports a non-positive pivot: the solves then give NaN, which stops
+/// the iterations at the best point so far.
 fn cholesky(a: &mut [f64], m: usize) -> bool {
     if a.iter().any(|v| !v.is_finite()) {
         return false;

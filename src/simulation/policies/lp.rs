@@ -102,6 +102,17 @@ impl MaxMin<'_> {
         if jobs == 0 {
             return Ok((vec![vec![0.0; k]; entries.len()], 0.0));
         }
+        // Shapes checked once here, for every method (HiGHS indexes the entries directly).
+        if let Some(r) = entries.iter().position(|e| {
+            e.utility.len() != k || e.job >= jobs || e.partner.is_some_and(|j| j >= jobs)
+        }) {
+            return Err(SimError::Solver {
+                policy: policy.to_string(),
+                message: format!(
+                    "LP entry {r} must hold jobs below {jobs} and one utility pair per type ({k})"
+                ),
+            });
+        }
         let one_job_each = entries.len() == jobs
             && entries
                 .iter()
