@@ -326,3 +326,18 @@ fn fast_dp_solves_rounds_of_large_integrality_gap() {
         scheduler.report_planned(&plan).unwrap();
     }
 }
+
+/// The shipped hard round (`instances/round4-gavel-36x3-300.json`, an integrality gap of 0.23%):
+/// the plain DP answers it, with the ILP's optimum.
+#[test]
+fn fast_dp_solves_the_shipped_hard_round() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("instances/round4-gavel-36x3-300.json");
+    let instance = Instance::from_path(&file).unwrap();
+    let dp = Dp::default().solve(&instance).unwrap();
+    verify(&instance, &dp).unwrap();
+    let ilp = Ilp::default().solve(&instance).unwrap();
+    let (a, b) = (dp.objective.unwrap(), ilp.objective.unwrap());
+    assert!(objectives_agree(a, b), "fast dp {a} vs ilp {b}");
+    assert!((a - 166.336555108).abs() < 1e-6, "{a}");
+}
