@@ -125,6 +125,22 @@ pub fn sigma(throughput: f64, fair_rate: f64) -> f64 {
 }
 
 impl RoundProblem {
+    /// Job j's id for messages (`#j` when the problem was built without ids).
+    pub fn job_name(&self, j: usize) -> String {
+        self.job_ids
+            .get(j)
+            .cloned()
+            .unwrap_or_else(|| format!("#{j}"))
+    }
+
+    /// GPU type k's name for messages (`#k` when the problem was built without names).
+    pub fn type_name(&self, k: usize) -> String {
+        self.type_names
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| format!("#{k}"))
+    }
+
     /// Derives the round problem from a validated instance. O(n * (|O| + K log K)).
     pub fn new(instance: &Instance) -> RoundProblem {
         let fairness = instance.fairness();

@@ -297,13 +297,6 @@ impl Ilp {
                 x.len()
             )));
         }
-        let job_name = |j: usize| {
-            problem
-                .job_ids
-                .get(j)
-                .cloned()
-                .unwrap_or_else(|| format!("#{j}"))
-        };
         let mut assignments: Vec<Assignment> = vec![None; problem.jobs.len()];
         let mut used = vec![0u64; problem.types()];
         let mut column = 0;
@@ -314,7 +307,7 @@ impl Ilp {
                 if !(v.abs() <= INTEGRALITY_CHECK || (v - 1.0).abs() <= INTEGRALITY_CHECK) {
                     return Err(backend(format!(
                         "HiGHS's answer is not integral: job {} option ({}, {}) has x = {v}",
-                        job_name(j),
+                        problem.job_name(j),
                         o.gpu,
                         o.slot
                     )));
@@ -323,7 +316,7 @@ impl Ilp {
                     if assignments[j].is_some() {
                         return Err(backend(format!(
                             "HiGHS's answer runs job {} twice",
-                            job_name(j)
+                            problem.job_name(j)
                         )));
                     }
                     assignments[j] = Some((o.gpu, o.slot));
@@ -333,17 +326,13 @@ impl Ilp {
             if !job.may_idle() && assignments[j].is_none() {
                 return Err(backend(format!(
                     "HiGHS's answer leaves forced job {} idle",
-                    job_name(j)
+                    problem.job_name(j)
                 )));
             }
         }
         for (k, (&u, &c)) in used.iter().zip(&problem.capacity).enumerate() {
             if u > c {
-                let name = problem
-                    .type_names
-                    .get(k)
-                    .cloned()
-                    .unwrap_or_else(|| format!("#{k}"));
+                let name = problem.type_name(k);
                 return Err(backend(format!(
                     "HiGHS's answer uses {u} units of gpu type {name}, capacity {c}"
                 )));

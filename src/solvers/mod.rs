@@ -89,22 +89,8 @@ pub trait Solver {
 /// A readable reason for an infeasible round: a shortage certificate when one exists, else the
 /// forced jobs that could not be placed together.
 pub(crate) fn infeasible_reason(problem: &RoundProblem) -> String {
-    let job_name = |j: usize| {
-        problem
-            .job_ids
-            .get(j)
-            .cloned()
-            .unwrap_or_else(|| format!("#{j}"))
-    };
-    let type_name = |k: usize| {
-        problem
-            .type_names
-            .get(k)
-            .cloned()
-            .unwrap_or_else(|| format!("#{k}"))
-    };
     if let Some(s) = problem.shortage() {
-        let types: Vec<String> = s.types.iter().map(|&k| type_name(k)).collect();
+        let types: Vec<String> = s.types.iter().map(|&k| problem.type_name(k)).collect();
         return format!(
             "{} forced jobs can only run on gpu types [{}], which need at least {} units there but hold {}: short by {} units",
             s.jobs,
@@ -115,7 +101,11 @@ pub(crate) fn infeasible_reason(problem: &RoundProblem) -> String {
         );
     }
     let forced: Vec<usize> = problem.forced().collect();
-    let shown: Vec<String> = forced.iter().take(10).map(|&j| job_name(j)).collect();
+    let shown: Vec<String> = forced
+        .iter()
+        .take(10)
+        .map(|&j| problem.job_name(j))
+        .collect();
     format!(
         "the {} forced jobs ({}{}) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types",
         forced.len(),
