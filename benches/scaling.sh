@@ -12,7 +12,6 @@
 set -u
 BIN=${BIN:-target/release/stsfair}
 OUT=${OUT:-/tmp/stsfair-scaling}
-GAVEL=../shared/data/gavel/simulation_throughputs.json
 DP_LIMIT=${DP_LIMIT:-600}
 WHAT=${1:-all}
 mkdir -p "$OUT/small" "$OUT/large"
@@ -51,7 +50,7 @@ if [ "$WHAT" != large ]; then
 fi
 
 if [ "$WHAT" != small ]; then
-  "$BIN" gen --gavel "$GAVEL" --jobs 10000 --count 1000 --seed 1 --out "$OUT/large/gavel-1000x3-10000.json"
+  "$BIN" gen --gavel --jobs 10000 --count 1000 --seed 1 --out "$OUT/large/gavel-1000x3-10000.json"
   synth 10000 1 tight large; synth 10000 3 loose large; synth 10000 4 tight large
   identical 10000 3 large
   synth 100000 2 loose large; synth 100000 4 tight large

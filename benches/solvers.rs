@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use stsfair::solvers::{self, SolverConfig};
 use stsfair::{Instance, RoundProblem};
+use stsfair::{SolverConfig, SolverKind};
 
 /// Largest instance (in jobs) the ILP is timed on.
 const ILP_MAX_JOBS: usize = 1_000;
@@ -36,12 +36,12 @@ fn bench_solvers(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    let mut names = vec!["dp"];
-    if cfg!(feature = "highs") {
-        names.push("ilp");
-    }
-    for name in names {
-        let solver = solvers::by_name(name, &SolverConfig::default()).expect("known solver");
+    let kinds = SolverKind::ALL
+        .iter()
+        .filter(|k| matches!(k.name(), "dp" | "ilp"));
+    for kind in kinds {
+        let name = kind.name();
+        let solver = kind.build(&SolverConfig::default());
         for (id, instance) in &instances {
             if name == "ilp" && instance.jobs().len() > ILP_MAX_JOBS {
                 continue;

@@ -3,9 +3,7 @@
 //!
 //! Run with `cargo run --example scheduler_loop`.
 
-use stsfair::rounds::RoundScheduler;
-use stsfair::solvers::{SolverConfig, by_name};
-use stsfair::{Instance, JobSpec};
+use stsfair::{Dp, Instance, JobSpec, RoundScheduler};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The cluster: 2 V100s and 2 K80s of 4 units each, slots of 1, 2 or 4 units.
@@ -13,7 +11,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .gpu_type("v100", 2, 4, &[1, 2, 4])
         .gpu_type("k80", 2, 4, &[1, 2, 4])
         .build()?;
-    let solver = by_name("dp", &SolverConfig::default()).ok_or("the dp solver is always built")?;
     // Predicted slowdown of a job beside another: here, two "bert" jobs hurt each other.
     let colocation = |job: &str, other: &str, _gpu: &str| {
         if job.starts_with("bert") && other.starts_with("bert") {
@@ -22,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             0.1
         }
     };
-    let mut scheduler = RoundScheduler::new(&cluster, solver).with_colocation(Box::new(colocation));
+    let mut scheduler = RoundScheduler::new(&cluster, Dp::default()).with_colocation(colocation);
 
     // Seconds per iteration of the whole job, per (gpu type, slot size).
     let job = |id: &str, v100: f64, k80: f64| {

@@ -2,7 +2,7 @@
 # Regenerates the tables of docs/results.md: every simulation policy on
 # (1) generated workloads (issue 7): 400 jobs, multi-GPU (scale factors 1/2/4/8), 3 seeds x 2
 #     arrival rates, cluster v100=36,p100=36,k80=36;
-# (2) Gavel's own trace (issue 9): ../shared/data/gavel-ref/seed0-rate5-36x3.trace, window 0-399.
+# (2) Gavel's own trace (issue 9): crates/sim/data/gavel-ref/seed0-rate5-36x3.trace, window 0-399.
 #
 # Usage: scripts/simulation-results.sh [OUT_DIR]   (default: target/simulation-results)
 # Runs one simulation at a time (about 20 minutes on two busy cores, most of it in `sts`); the
@@ -12,8 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
 OUT=${1:-target/simulation-results}
-THROUGHPUTS=../shared/data/gavel/simulation_throughputs.json
-TRACE=../shared/data/gavel-ref/seed0-rate5-36x3.trace
+TRACE=crates/sim/data/gavel-ref/seed0-rate5-36x3.trace
 CLUSTER=v100=36,p100=36,k80=36
 RATES=(3 5)
 SEEDS=(0 1 2)
@@ -24,7 +23,7 @@ for rate in "${RATES[@]}"; do
   for seed in "${SEEDS[@]}"; do
     file="$OUT/generated-rate$rate-seed$seed.jsonl"
     [ -s "$file" ] && continue
-    "$BIN" simulate --throughputs "$THROUGHPUTS" --cluster "$CLUSTER" --jobs 400 --rate "$rate" \
+    "$BIN" simulate --cluster "$CLUSTER" --jobs 400 --rate "$rate" \
       --seed "$seed" --multi-gpu --policy all --json \
       | jq -c --argjson rate "$rate" --argjson seed "$seed" '. + {rate: $rate, seed: $seed}' > "$file.tmp"
     mv "$file.tmp" "$file"
@@ -39,7 +38,7 @@ if [ ! -s "$OUT/gavel-trace.jsonl" ]; then
   rm -f "$OUT/gavel-trace-runs.jsonl.tmp"
   for policy in gavel-mmf gavel-mmf-ss ftf fifo gandiva sts; do
     for _ in $(seq "$TRACE_RUNS"); do
-      /usr/bin/time -f '%U' -o "$OUT/cpu.tmp" "$BIN" simulate --throughputs "$THROUGHPUTS" --cluster "$CLUSTER" \
+      /usr/bin/time -f '%U' -o "$OUT/cpu.tmp" "$BIN" simulate --cluster "$CLUSTER" \
         --trace "$TRACE" --window 0-399 --policy "$policy" --json > "$OUT/run.tmp"
       jq -c --argjson cpu "$(tail -n 1 "$OUT/cpu.tmp")" '. + {cpu_seconds: $cpu}' "$OUT/run.tmp" >> "$OUT/gavel-trace-runs.jsonl.tmp"
     done
@@ -91,7 +90,7 @@ echo "### Gavel's trace (seed0-rate5-36x3.trace, window 0-399)"
 echo
 echo "| policy | Gavel avg JCT (h) | ours (h) | difference | Gavel makespan (h) | ours (h) | Gavel CPU (s) | our CPU (s), median | speed-up | our CPU runs (s) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-# Gavel's numbers: ../shared/data/gavel-ref/README.md.
+# Gavel's numbers: crates/sim/data/gavel-ref/README.md.
 jq -rs '
   {"gavel-mmf": [14.35, 225.6, 18], "gavel-mmf-ss": [14.57, 270.4, 519], "ftf": [15.24, 235.0, 80],
    "fifo": [13.72, 202.0, 15], "gandiva": [16.04, 249.9, 445]} as $g | .[] |

@@ -191,7 +191,7 @@ pub fn run_solver(solver: &dyn Solver, instance: &Instance, runs: usize) -> Outc
     for _ in 0..runs.max(1) {
         match solver.solve(instance) {
             Ok(s) => {
-                seconds.push(s.seconds().unwrap_or(f64::NAN));
+                seconds.push(s.stats.seconds);
                 last = Some(s);
             }
             Err(e) => return Outcome::Failed(e),
@@ -266,7 +266,12 @@ mod tests {
     #[test]
     fn agreement_rule() {
         let opt = |x| solved(Status::Optimal, Some(x));
-        let inf = solved(Status::Infeasible { reason: "r".into() }, None);
+        let inf = solved(
+            Status::Infeasible {
+                reason: crate::Infeasibility::Reported("r".into()),
+            },
+            None,
+        );
         let gap = solved(Status::Feasible { gap: 0.1 }, Some(1.0));
         let err = Outcome::Failed(SolveError::Backend {
             solver: "x",

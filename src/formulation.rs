@@ -291,8 +291,10 @@ impl RoundProblem {
                     }
                 };
                 if better {
+                    let types: Vec<usize> = (0..k).filter(|t| set >> t & 1 == 1).collect();
                     best = Some(Shortage {
-                        types: (0..k).filter(|t| set >> t & 1 == 1).collect(),
+                        type_names: types.iter().map(|&t| self.type_name(t)).collect(),
+                        types,
                         jobs,
                         need,
                         have,
@@ -311,6 +313,8 @@ impl RoundProblem {
 pub struct Shortage {
     /// The GPU types (indices).
     pub types: Vec<usize>,
+    /// Their names, in the same order.
+    pub type_names: Vec<String>,
     /// How many forced jobs can only use these types.
     pub jobs: usize,
     /// Units those jobs need at the least.

@@ -7,12 +7,20 @@
 //!
 //! The data flows through one module per stage:
 //! [`instance`] (the cluster, jobs, predicted co-location times, fairness parameters) ->
-//! [`costs`] (measured Gavel throughputs, slot times, a co-location predictor) ->
 //! [`formulation`] (shares, equal-share rates, admissible options: the round problem) ->
 //! [`solvers`] (the fast exact DP [`Dp`], the dense reference DP, brute force and, with feature
 //! `highs`, the ILP) -> [`solution`] (answers and [`verify`]) -> [`placement`] (slots onto
-//! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links) ->
-//! [`simulation`] (trace-driven comparison with Gavel's policies).
+//! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links).
+//! [`bench`] times solvers over instance files, as `stsfair bench` does.
+//!
+//! The stages before and after the round live in crates of their own, so that a scheduler that
+//! links this one compiles none of them: `stsfair-costs` (Gavel's measured throughputs, slot
+//! times, the co-location predictor, instance generators), `stsfair-sim` (trace-driven
+//! simulation against Gavel's policies) and `stsfair-cli` (the `stsfair` command).
+//!
+//! ## Features
+//! - `highs` (off by default): the ILP baseline [`Ilp`](solvers::Ilp), solved by HiGHS, which
+//!   is compiled from source (cmake and libclang needed). The DP never needs it.
 //!
 //! ```
 //! use stsfair::{Instance, JobSpec, Solver, Dp, DenseDp, verify};
@@ -37,7 +45,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Instance and solution files follow `stsfair/1` (see `docs/format.md`); the model is in
+//! Instance and solution files follow `stsfair/1` (see `docs/format.md` in the repository); the model is in
 //! `docs/model.md`.
 
 #![deny(missing_docs)]
@@ -47,13 +55,10 @@
 )]
 
 pub mod bench;
-pub mod costs;
 pub mod formulation;
-pub mod generate;
 pub mod instance;
 pub mod placement;
 pub mod rounds;
-pub mod simulation;
 pub mod solution;
 pub mod solvers;
 
@@ -63,7 +68,9 @@ pub use instance::{
 };
 pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
 pub use rounds::{RoundError, RoundPlan, RoundScheduler};
-pub use solution::{Solution, Status, VerifyError, verify};
+pub use solution::{Infeasibility, Solution, SolveStats, Status, VerifyError, verify};
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;
-pub use solvers::{BruteForce, DenseDp, Dp, Fallback, SolveError, Solver};
+pub use solvers::{
+    BruteForce, DenseDp, Dp, Fallback, SolveError, Solver, SolverConfig, SolverKind,
+};

@@ -25,7 +25,8 @@ use crate::instance::GpuType;
 /// same GPU. The costs layer implements it from measured pairs; [`NoInterference`] predicts none.
 ///
 /// Any `Fn(&str, &str, &str) -> f64` closure taking (job, other, gpu type) is a model too.
-pub trait CoLocation {
+/// `Send + Sync`, so that a round scheduler holding one can move between threads.
+pub trait CoLocation: Send + Sync {
     /// Predicted slowdown of `job` while `other` shares a GPU of type `gpu_type` with it: 0 means
     /// none, larger is worse (for example the fraction of throughput lost, 1 - shared / alone).
     /// A non-finite value (infinity or NaN) means the pair cannot share a GPU (as Gavel's `[0, 0]`
@@ -47,7 +48,7 @@ impl CoLocation for NoInterference {
 
 impl<F> CoLocation for F
 where
-    F: Fn(&str, &str, &str) -> f64,
+    F: Fn(&str, &str, &str) -> f64 + Send + Sync,
 {
     fn slowdown(&self, job: &str, other: &str, gpu_type: &str) -> f64 {
         self(job, other, gpu_type)

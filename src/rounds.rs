@@ -207,12 +207,10 @@ struct Pending {
 /// The round-based STS-Fairness scheduler. See the module documentation.
 ///
 /// ```
-/// use stsfair::{Instance, JobSpec, solvers::{by_name, SolverConfig}};
-/// use stsfair::rounds::RoundScheduler;
+/// use stsfair::{Dp, Instance, JobSpec, RoundScheduler};
 ///
 /// let cluster = Instance::builder().gpu_type("v100", 1, 4, &[1, 2, 4]).build()?;
-/// let solver = by_name("dp", &SolverConfig::default()).unwrap();
-/// let mut s = RoundScheduler::new(&cluster, solver);
+/// let mut s = RoundScheduler::new(&cluster, Dp::default());
 /// s.add_job(JobSpec::new("a").weight(3.0).time("v100", 4, 0.25))?;
 /// s.add_job(JobSpec::new("b").time("v100", 4, 0.50))?;
 /// // Both want the whole GPU; a is worth v = w_a = 3, b is worth 1: a runs.
@@ -258,13 +256,13 @@ impl RoundScheduler {
     /// A scheduler for the cluster and fairness parameters of `cluster`, whose jobs (with their
     /// deficits) become the active jobs, solving each round with `solver` and placing without a
     /// co-location model ([`NoInterference`]).
-    pub fn new(cluster: &Instance, solver: Box<dyn Solver>) -> RoundScheduler {
+    pub fn new(cluster: &Instance, solver: impl Solver + 'static) -> RoundScheduler {
         RoundScheduler {
             gpu_types: cluster.gpu_types().to_vec(),
             fairness: cluster.fairness(),
             deficits: cluster.jobs().iter().map(Job::deficit).collect(),
             jobs: cluster.jobs().to_vec(),
-            solver,
+            solver: Box::new(solver),
             colocation: Box::new(NoInterference),
             pending: None,
             running: None,
@@ -274,10 +272,10 @@ impl RoundScheduler {
     }
 
     /// Uses `model` to choose co-runners in placement: for example
-    /// [`crate::costs::JobSlowdowns`], the measured Gavel pairs with the trained predictor
+    /// `stsfair_costs::JobSlowdowns` (crate `stsfair-costs`), the measured Gavel pairs with the trained predictor
     /// filling the pairs never measured (`examples/gavel_placement.rs`).
-    pub fn with_colocation(mut self, model: Box<dyn CoLocation>) -> RoundScheduler {
-        self.colocation = model;
+    pub fn with_colocation(mut self, model: impl CoLocation + 'static) -> RoundScheduler {
+        self.colocation = Box::new(model);
         self
     }
 
@@ -508,7 +506,7 @@ impl RoundScheduler {
             if let Status::Infeasible { reason } = &s.status {
                 return Err(RoundError::SolverDefect {
                     solver: s.solver.clone(),
-                    reason: reason.clone(),
+                    reason: reason.to_string(),
                 });
             }
             relaxed = forced[lo..].to_vec();
@@ -794,7 +792,7 @@ pub fn run_rounds(
         slowdown += plan.placement.slowdown;
         conflicts += plan.placement.conflicts as u64;
         solves += plan.solves as u64;
-        fallback_rounds += u64::from(plan.solution.stats.contains_key("fallback_from"));
+        fallback_rounds += u64::from(plan.solution.stats.fallback_from.is_some());
         for (j, p) in plan.jobs.iter().enumerate() {
             run[j] += u64::from(p.run.is_some());
         }

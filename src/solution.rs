@@ -3,10 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::formulation::{JobClass, RoundProblem};
+use crate::formulation::{JobClass, RoundProblem, Shortage};
 use crate::instance::Instance;
 
 /// The format tag of solution documents.
@@ -32,9 +34,137 @@ pub enum Status {
     },
     /// No assignment meets every forced job's minimum.
     Infeasible {
-        /// Why, in words naming forced jobs or GPU types.
-        reason: String,
+        /// Why: a certificate naming GPU types or forced jobs; its `Display` is the
+        /// `stats.reason` of the file format.
+        reason: Infeasibility,
     },
+}
+
+/// Why a round is infeasible (MODEL.md section 4): what a solver can prove, in a form a program
+/// can act on (the round mechanism relaxes by it) and a person can read (`Display`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Infeasibility {
+    /// A Hall-type certificate: the forced jobs confined to some GPU types need more units of
+    /// them than they hold ([`RoundProblem::shortage`]).
+    Shortage(Shortage),
+    /// No shortage certificate exists, but the forced jobs' admissible slots do not pack into the
+    /// capacities together (proven by the solver's exhaustive search or its bound).
+    Unpackable {
+        /// Indices of the forced jobs.
+        forced: Vec<usize>,
+        /// Their ids, in the same order.
+        ids: Vec<String>,
+    },
+    /// A reason read back from a solution file, which carries only its words.
+    Reported(String),
+}
+
+impl Infeasibility {
+    /// The certificate of `problem`, which a solver has found infeasible: the shortage when one
+    /// exists, else the forced jobs.
+    pub fn of(problem: &RoundProblem) -> Infeasibility {
+        if let Some(s) = problem.shortage() {
+            return Infeasibility::Shortage(s);
+        }
+        let forced: Vec<usize> = problem.forced().collect();
+        let ids = forced.iter().map(|&j| problem.job_name(j)).collect();
+        Infeasibility::Unpackable { forced, ids }
+    }
+}
+
+impl fmt::Display for Infeasibility {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Infeasibility::Shortage(s) => write!(
+                f,
+                "{} forced jobs can only run on gpu types [{}], which need at least {} units there but hold {}: short by {} units",
+                s.jobs,
+                s.type_names.join(", "),
+                s.need,
+                s.have,
+                s.short
+            ),
+            Infeasibility::Unpackable { ids, .. } => {
+                let shown: Vec<&str> = ids.iter().take(10).map(String::as_str).collect();
+                write!(
+                    f,
+                    "the {} forced jobs ({}{}) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types",
+                    ids.len(),
+                    shown.join(", "),
+                    if ids.len() > 10 { ", ..." } else { "" }
+                )
+            }
+            Infeasibility::Reported(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// What a solver reports besides its answer, written under `stats` of the solution file. Every
+/// solver fills `seconds` (through [`Solver::solve`](crate::Solver::solve)); the other fields
+/// are those of the solver that ran (`None` elsewhere and left out of the file).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SolveStats {
+    /// Wall time of deriving the round problem and solving it, in seconds.
+    #[serde(default)]
+    pub seconds: f64,
+    /// DP: job classes (jobs with identical choices).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<u64>,
+    /// DP: classes left with more than one choice after reduced-cost fixing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_classes: Option<u64>,
+    /// DP: jobs in those classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_jobs: Option<u64>,
+    /// DP: gap-deepening runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u64>,
+    /// DP: the gap below the bound that the last run searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap_searched: Option<f64>,
+    /// DP (and the dense DP): states created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<u64>,
+    /// DP: the Lagrangian upper bound on the optimum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lagrangian_bound: Option<f64>,
+    /// DP: seconds spent on the bound (multipliers and greedy incumbent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_bound: Option<f64>,
+    /// ILP: seconds building the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_build: Option<f64>,
+    /// ILP: seconds in HiGHS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_solve: Option<f64>,
+    /// ILP: binary variables (columns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variables: Option<u64>,
+    /// ILP: HiGHS's model status, as it names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highs_status: Option<String>,
+    /// ILP: HiGHS's relative MIP gap at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mip_gap: Option<f64>,
+    /// ILP: branch-and-bound nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    /// ILP: HiGHS's best bound, when it stopped at a limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
+    /// Brute force: combinations enumerated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combinations: Option<u64>,
+    /// [`Fallback`](crate::Fallback): the solver that refused the problem before this one solved
+    /// it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_from: Option<String>,
+    /// Keys of a solution file that no field above names (the format allows more), kept so that
+    /// a file read and written again loses nothing.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 impl Status {
@@ -64,8 +194,8 @@ pub struct Solution {
     pub assignments: Vec<Assignment>,
     /// Units used per GPU type.
     pub units_used: Vec<u64>,
-    /// Solver statistics; `seconds` is always present. Written under `stats`.
-    pub stats: BTreeMap<String, Value>,
+    /// Solver statistics, written under `stats`.
+    pub stats: SolveStats,
 }
 
 impl Solution {
@@ -93,31 +223,26 @@ impl Solution {
             objective: Some(objective),
             assignments,
             units_used: units,
-            stats: BTreeMap::new(),
+            stats: SolveStats::default(),
         }
     }
 
-    /// An infeasible answer with its reason.
-    pub fn infeasible(solver: &str, problem: &RoundProblem, reason: String) -> Solution {
+    /// An infeasible answer with its certificate.
+    pub fn infeasible(solver: &str, problem: &RoundProblem, reason: Infeasibility) -> Solution {
         Solution {
             solver: solver.to_string(),
             status: Status::Infeasible { reason },
             objective: None,
             assignments: Vec::new(),
             units_used: vec![0; problem.types()],
-            stats: BTreeMap::new(),
+            stats: SolveStats::default(),
         }
     }
 
-    /// Sets a statistic.
-    pub fn stat(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.stats.insert(key.to_string(), value.into());
+    /// Sets the statistics.
+    pub fn with_stats(mut self, stats: SolveStats) -> Self {
+        self.stats = stats;
         self
-    }
-
-    /// The solve time recorded in `stats.seconds`, if any.
-    pub fn seconds(&self) -> Option<f64> {
-        self.stats.get("seconds").and_then(Value::as_f64)
     }
 
     /// The solution as a `stsfair-solution/1` JSON value.
@@ -153,17 +278,21 @@ impl Solution {
             .map(|(g, u)| (g.name().to_string(), Value::from(*u)))
             .collect();
         m.insert("units_used".into(), Value::Object(units));
-        let mut stats: Map<String, Value> = self.stats.clone().into_iter().collect();
+        // Keys in alphabetical order, as the format's readers have always seen them.
+        let mut stats: BTreeMap<String, Value> = match serde_json::to_value(&self.stats) {
+            Ok(Value::Object(fields)) => fields.into_iter().collect(),
+            _ => BTreeMap::new(),
+        };
         match &self.status {
             Status::Feasible { gap } => {
                 stats.insert("gap".into(), Value::from(*gap));
             }
             Status::Infeasible { reason } => {
-                stats.insert("reason".into(), reason.clone().into());
+                stats.insert("reason".into(), reason.to_string().into());
             }
             Status::Optimal => {}
         }
-        m.insert("stats".into(), Value::Object(stats));
+        m.insert("stats".into(), Value::Object(stats.into_iter().collect()));
         Value::Object(m)
     }
 
@@ -205,18 +334,21 @@ impl Solution {
         if raw.format != SOLUTION_TAG {
             return Err(bad("format".into(), format!("must be \"{SOLUTION_TAG}\"")));
         }
-        let reason_or_gap = |key: &str| raw.stats.get(key).cloned();
+        let mut raw_stats = raw.stats;
+        // `gap` and `reason` belong to the status; the other keys are the solver's statistics.
+        let gap = raw_stats.remove("gap");
+        let reason = raw_stats.remove("reason");
         let status = match raw.status.as_str() {
             "optimal" => Status::Optimal,
             "feasible" => Status::Feasible {
-                gap: reason_or_gap("gap")
-                    .and_then(|v| v.as_f64())
-                    .unwrap_or(f64::NAN),
+                gap: gap.and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
             },
             "infeasible" => Status::Infeasible {
-                reason: reason_or_gap("reason")
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
+                reason: Infeasibility::Reported(
+                    reason
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default(),
+                ),
             },
             other => return Err(bad("status".into(), format!("unknown status {other:?}"))),
         };
@@ -269,13 +401,19 @@ impl Solution {
             };
             units_used[k] = *u;
         }
+        let stats = serde_json::from_value(Value::Object(raw_stats)).map_err(|e| {
+            bad(
+                "stats".into(),
+                format!("{e} (stats holds the counters of docs/format.md)"),
+            )
+        })?;
         Ok(Solution {
             solver: raw.solver,
             status,
             objective: raw.objective,
             assignments,
             units_used,
-            stats: raw.stats.into_iter().collect(),
+            stats,
         })
     }
 }

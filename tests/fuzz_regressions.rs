@@ -83,12 +83,15 @@ fn replay_one_input() {
     let data = std::fs::read(&path).unwrap();
     if let Some(instance) = checks::decode_instance(&data) {
         println!("{}", instance.to_json());
-        for solver in ["dp", "dp-dense", "brute"] {
+        for kind in [
+            stsfair::SolverKind::Dp,
+            stsfair::SolverKind::DenseDp,
+            stsfair::SolverKind::BruteForce,
+        ] {
+            let solver = kind.name();
             let start = std::time::Instant::now();
             let config = stsfair::solvers::SolverConfig::default();
-            let result = stsfair::solvers::by_name(solver, &config)
-                .unwrap()
-                .solve(&instance);
+            let result = kind.build(&config).solve(&instance);
             println!(
                 "{solver}: {:.3} s: {:?}",
                 start.elapsed().as_secs_f64(),

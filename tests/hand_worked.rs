@@ -8,8 +8,8 @@
 
 use stsfair::formulation::{JobClass, RoundOption, RoundProblem, Shortage};
 use stsfair::solution::objectives_agree;
-use stsfair::solvers::{self, SolverConfig};
-use stsfair::{Instance, Solution, Status, verify};
+use stsfair::solvers::{SolverConfig, SolverKind};
+use stsfair::{Infeasibility, Instance, Solution, Status, verify};
 
 fn load(name: &str) -> Instance {
     let path = format!("{}/instances/{name}.json", env!("CARGO_MANIFEST_DIR"));
@@ -31,14 +31,10 @@ fn shapes(options: &[RoundOption]) -> Vec<(usize, u32, u64)> {
 
 /// Every solver the build has, by its CLI name (dp, dp-dense, brute, and ilp with `highs`).
 fn every_solver() -> Vec<(&'static str, Box<dyn stsfair::Solver>)> {
-    solvers::solver_names()
-        .into_iter()
-        .map(|name| {
-            (
-                name,
-                solvers::by_name(name, &SolverConfig::default()).unwrap(),
-            )
-        })
+    SolverKind::ALL
+        .iter()
+        .filter(|k| k.name() != "dp+ilp")
+        .map(|k| (k.name(), k.build(&SolverConfig::default())))
         .collect()
 }
 
@@ -326,6 +322,7 @@ fn infeasible_derived_numbers_and_shortage() {
     // holds 4: short by 4. ({k80}: no forced job confined to it; {v100, k80}: 8 <= 8.)
     let short = Shortage {
         types: vec![0],
+        type_names: vec!["v100".to_string()],
         jobs: 2,
         need: 8,
         have: 4,
@@ -345,8 +342,17 @@ fn infeasible_every_solver_says_why() {
             panic!("{name}: expected infeasible, got {:?}", solution.status)
         };
         assert_eq!(
-            reason,
+            reason.to_string(),
             "2 forced jobs can only run on gpu types [v100], which need at least 8 units there but hold 4: short by 4 units",
+            "{name}"
+        );
+        // The certificate is structured: the shortage of the hand-worked formulation test.
+        let Infeasibility::Shortage(short) = reason else {
+            panic!("{name}: expected a shortage certificate, got {reason:?}")
+        };
+        assert_eq!(
+            (short.types.as_slice(), short.short),
+            ([0].as_slice(), 4),
             "{name}"
         );
         assert_eq!(solution.objective, None, "{name}");

@@ -34,7 +34,9 @@ fn assert_agree(instance: &Instance, ilp: &Ilp) {
         );
     }
     match (&dp.status, &got.status) {
-        (Status::Infeasible { .. }, Status::Infeasible { reason }) => assert!(!reason.is_empty()),
+        (Status::Infeasible { .. }, Status::Infeasible { reason }) => {
+            assert!(!reason.to_string().is_empty())
+        }
         (Status::Optimal, Status::Optimal) => {
             let (a, b) = (dp.objective.unwrap(), got.objective.unwrap());
             assert!(
@@ -127,7 +129,9 @@ fn two_forced_jobs_on_one_whole_gpu_are_infeasible() {
         .unwrap();
     let got = Ilp::default().solve(&instance).unwrap();
     match &got.status {
-        Status::Infeasible { reason } => assert!(reason.contains("v100"), "reason: {reason}"),
+        Status::Infeasible { reason } => {
+            assert!(reason.to_string().contains("v100"), "reason: {reason}")
+        }
         other => panic!("expected infeasible, got {other:?}"),
     }
     assert!(got.objective.is_none() && got.assignments.is_empty());
@@ -238,21 +242,13 @@ fn a_zero_time_limit_stops_before_any_solution() {
     let solved = Ilp::default().solve(&instance).unwrap();
     assert_eq!(solved.status, Status::Optimal);
     verify(&instance, &solved).unwrap();
-    for key in [
-        "seconds",
-        "seconds_build",
-        "seconds_solve",
-        "variables",
-        "mip_gap",
-        "nodes",
-    ] {
-        assert!(
-            solved.stats.contains_key(key),
-            "missing stat {key}: {:?}",
-            solved.stats
-        );
-    }
-    assert_eq!(solved.stats["variables"], 300 * 9);
+    let stats = &solved.stats;
+    assert!(stats.seconds > 0.0, "{stats:?}");
+    assert!(stats.seconds_build.is_some(), "{stats:?}");
+    assert!(stats.seconds_solve.is_some(), "{stats:?}");
+    assert!(stats.mip_gap.is_some(), "{stats:?}");
+    assert!(stats.nodes.is_some(), "{stats:?}");
+    assert_eq!(stats.variables, Some(300 * 9));
 }
 
 #[test]

@@ -4,17 +4,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 
 use common::{Shape, instance};
 use proptest::prelude::*;
-use serde_json::Value;
 use stsfair::formulation::RoundProblem;
 use stsfair::rounds::{RoundScheduler, RunSummary, run_rounds, update_deficit};
 use stsfair::solution::Solution;
-use stsfair::solvers::{SolveError, SolverConfig, by_name};
+use stsfair::solvers::{SolveError, SolverConfig, SolverKind};
 use stsfair::{
     BruteForce, DenseDp, Fairness, Instance, JobSpec, Placement, Solver, Status, verify,
 };
@@ -157,7 +155,7 @@ proptest! {
             }
         };
         let mut s = RoundScheduler::new(&inst, Box::new(DenseDp::default()))
-            .with_colocation(Box::new(model));
+            .with_colocation(model);
         let f = inst.fairness();
         let mut factors = factors.iter().cycle();
         for _ in 0..8 {
@@ -297,21 +295,16 @@ fn jobs_arrive_and_leave() {
     assert!(s.remove_job("a").is_err());
 }
 
-fn alternating_instance() -> Instance {
-    one_gpu(Fairness::default(), &[("x", 1.0), ("y", 1.0)])
-}
-
 /// A solver that runs job (call count mod n) alone on the whole GPU: among identical jobs it
 /// switches every round, as an ILP may.
-struct Rotating(std::cell::Cell<usize>);
+struct Rotating(std::sync::atomic::AtomicUsize);
 
 impl Solver for Rotating {
     fn name(&self) -> &'static str {
         "rotating"
     }
     fn solve_problem(&self, p: &RoundProblem) -> Result<Solution, SolveError> {
-        let pick = self.0.get() % p.jobs.len();
-        self.0.set(self.0.get() + 1);
+        let pick = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % p.jobs.len();
         let a = (0..p.jobs.len())
             .map(|j| (j == pick).then_some((0, 4)))
             .collect();
@@ -334,7 +327,7 @@ fn identical_jobs_keep_the_option_they_ran() {
         ..Fairness::default()
     };
     let inst = one_gpu(fairness, &[("a", 1.0), ("b", 1.0)]);
-    let mut s = RoundScheduler::new(&inst, Box::new(Rotating(std::cell::Cell::new(0))));
+    let mut s = RoundScheduler::new(&inst, Rotating(Default::default()));
     let p0 = s.plan().unwrap();
     assert_eq!(p0.jobs[0].run, Some((0, 4)));
     s.report_planned(&p0).unwrap();
@@ -344,134 +337,6 @@ fn identical_jobs_keep_the_option_they_ran() {
     assert_eq!(p1.placement.migrations, 0);
     assert_eq!(p1.objective, 1.0);
     verify(&p1.instance, &p1.solution).unwrap();
-}
-
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("stsfair-rounds-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn stsfair(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stsfair"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// `stsfair rounds --json` prints exactly the documented document, with the hand-worked numbers
-/// of `two_jobs_alternate_by_hand`.
-#[test]
-fn cli_rounds_json() {
-    let path = temp_file("alternate.json", &alternating_instance().to_json());
-    let file = path.to_string_lossy();
-    let (code, out, err) = stsfair(&[
-        "rounds", &file, "--rounds", "10", "--json", "--solver", "dp-dense",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let doc: Value = serde_json::from_str(&out).unwrap();
-    let keys: Vec<&str> = doc
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(
-        keys,
-        [
-            "rounds",
-            "relaxed_rounds",
-            "mean_objective",
-            "migrations",
-            "solves",
-            "fallback_rounds",
-            "jobs"
-        ]
-    );
-    assert_eq!(doc["rounds"], 10);
-    assert_eq!(doc["relaxed_rounds"], 0);
-    assert_eq!(doc["mean_objective"], 1.0);
-    assert_eq!(doc["migrations"], 0);
-    // One solve a round, none of them a fallback (dp-dense is a single solver).
-    assert_eq!(doc["solves"], 10);
-    assert_eq!(doc["fallback_rounds"], 0);
-    let jobs = doc["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 2);
-    for (j, id) in jobs.iter().zip(["x", "y"]) {
-        let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(
-            keys,
-            [
-                "job",
-                "rounds_run",
-                "mean_sigma",
-                "final_deficit",
-                "no_bound"
-            ]
-        );
-        assert_eq!(j["job"], id);
-        assert_eq!(j["rounds_run"], 5);
-        assert_eq!(j["mean_sigma"], 1.0);
-        assert_eq!(j["final_deficit"], 0.0);
-        assert_eq!(j["no_bound"], false);
-    }
-    // Without --json: a readable summary (no progress bar: stderr is not a terminal here).
-    let (code, out, err) = stsfair(&["rounds", &file, "--rounds", "4", "--solver", "dp-dense"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("rounds          4 (0 relaxed"), "{out}");
-    assert!(err.is_empty(), "{err}");
-}
-
-#[test]
-fn cli_rounds_rejects_bad_usage() {
-    let path = temp_file("alternate-usage.json", &alternating_instance().to_json());
-    let file = path.to_string_lossy();
-    let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "0"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--rounds must be >= 1 (got 0)"), "{err}");
-    let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "3", "--solver", "nope"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--solver must be one of"), "{err}");
-    let (code, _, err) = stsfair(&["rounds", "/nonexistent/instance.json", "--rounds", "3"]);
-    assert_eq!(code, 2, "{err}");
-}
-
-/// `--throughputs` gives placement the measured Gavel slowdowns: the summary reports a
-/// predicted slowdown, which is 0 without a model; a missing file is bad usage.
-#[test]
-fn cli_rounds_places_by_gavel_slowdowns() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let file = root.join("instances/gavel-8x3-40.json");
-    let data = root.join("../shared/data/gavel/simulation_throughputs.json");
-    let (file, data) = (file.to_string_lossy(), data.to_string_lossy());
-    let slowdown = |out: &str| -> f64 {
-        let line = out.lines().find(|l| l.starts_with("placement")).unwrap();
-        line.split_whitespace().nth(3).unwrap().parse().unwrap()
-    };
-    let (code, out, err) = stsfair(&["rounds", &file, "--rounds", "2", "--throughputs", &data]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.is_empty(), "every job id names a Gavel job type: {err}");
-    assert!(slowdown(&out) > 0.0, "{out}");
-    let (code, out, err) = stsfair(&["rounds", &file, "--rounds", "2"]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(slowdown(&out), 0.0, "{out}");
-    let (code, _, err) = stsfair(&[
-        "rounds",
-        &file,
-        "--rounds",
-        "2",
-        "--throughputs",
-        "/nonexistent.json",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains("cannot read /nonexistent.json"), "{err}");
 }
 
 // ---- acceptance (ignored by default: minutes per cluster) ----
@@ -617,7 +482,7 @@ fn report(label: &str, sum: &RunSummary, moves: &Moves, seconds: f64, lambda: f6
 /// Loads an acceptance instance; a missing file is explained with the command that makes it.
 fn acceptance_instance(path: &Path) -> Instance {
     Instance::from_path(path).unwrap_or_else(|e| {
-        panic!("{e}: generate it with `stsfair gen --gavel ../shared/data/gavel/simulation_throughputs.json ...` (see docs/rounds.md)")
+        panic!("{e}: generate it with `stsfair gen --gavel ...` (see docs/rounds.md)")
     })
 }
 
@@ -655,7 +520,11 @@ fn acceptance_gavel_clusters() {
         );
 
         let t = Instant::now();
-        let mut s = RoundScheduler::new(&inst, by_name(&solver, &SolverConfig::default()).unwrap());
+        let kind = SolverKind::ALL
+            .iter()
+            .find(|k| k.name() == solver)
+            .expect("a solver name");
+        let mut s = RoundScheduler::new(&inst, kind.build(&SolverConfig::default()));
         let mut moves = Moves::default();
         let sts = run_rounds(&mut s, rounds, |p| moves.observe(p)).expect("no round fails");
         let reached = report(
@@ -682,10 +551,7 @@ fn acceptance_gavel_clusters() {
         let t = Instant::now();
         let low = vec![-(f.lambda + f.max_debt + 1.0); inst.jobs().len()];
         let free = inst.with_deficits(&low).unwrap();
-        let best = by_name(&solver, &SolverConfig::default())
-            .unwrap()
-            .solve(&free)
-            .unwrap();
+        let best = kind.build(&SolverConfig::default()).solve(&free).unwrap();
         let problem = RoundProblem::new(&free);
         let sigma: Vec<Option<f64>> = problem
             .jobs

@@ -2,9 +2,10 @@
 //!
 //! Time O(prod_j (|O_j| + 1) * n), memory O(n). Refuses more than [`BruteForce::max_combinations`].
 
-use super::{SolveError, Solver, infeasible_reason};
+use super::{SolveError, Solver};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
+use crate::solution::{Infeasibility, SolveStats};
 
 /// Brute force over all assignments.
 #[derive(Debug, Clone, Copy)]
@@ -81,7 +82,7 @@ impl Solver for BruteForce {
             return Ok(Solution::infeasible(
                 "brute",
                 problem,
-                infeasible_reason(problem),
+                Infeasibility::of(problem),
             ));
         };
         let assignments: Vec<Assignment> = problem
@@ -91,8 +92,12 @@ impl Solver for BruteForce {
             .map(|(job, &d)| job.options.get(d).map(|o| (o.gpu, o.slot)))
             .collect();
         Ok(
-            Solution::from_assignments("brute", Status::Optimal, problem, assignments)
-                .stat("combinations", total as u64),
+            Solution::from_assignments("brute", Status::Optimal, problem, assignments).with_stats(
+                SolveStats {
+                    combinations: Some(u64::try_from(total).unwrap_or(u64::MAX)),
+                    ..SolveStats::default()
+                },
+            ),
         )
     }
 }

@@ -12,8 +12,9 @@
 //! Reference: the textbook DP for the multiple-choice knapsack problem (Kellerer, Pferschy and
 //! Pisinger, *Knapsack Problems*, Springer 2004, section 11.5), with one capacity per GPU type.
 
-use super::{SolveError, Solver, infeasible_reason};
+use super::{SolveError, Solver};
 use crate::formulation::RoundProblem;
+use crate::solution::{Infeasibility, SolveStats};
 use crate::solution::{Solution, Status};
 
 /// The dense DP. Exact; its cost is the full state grid, so it serves small clusters and as the
@@ -155,10 +156,14 @@ impl Solver for DenseDp {
                 best_idx = Some(idx);
             }
         }
+        let stats = SolveStats {
+            states: Some(states as u64),
+            ..SolveStats::default()
+        };
         let Some(mut idx) = best_idx else {
             return Ok(
-                Solution::infeasible("dp-dense", problem, infeasible_reason(problem))
-                    .stat("states", states as u64),
+                Solution::infeasible("dp-dense", problem, Infeasibility::of(problem))
+                    .with_stats(stats),
             );
         };
         let mut assignments = vec![None; n];
@@ -172,7 +177,7 @@ impl Solver for DenseDp {
         }
         Ok(
             Solution::from_assignments("dp-dense", Status::Optimal, problem, assignments)
-                .stat("states", states as u64),
+                .with_stats(stats),
         )
     }
 }

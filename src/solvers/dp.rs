@@ -40,9 +40,10 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::{SolveError, Solver, infeasible_reason};
+use super::{SolveError, Solver};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
+use crate::solution::{Infeasibility, SolveStats};
 
 /// The fast exact DP.
 #[derive(Debug, Clone, Copy)]
@@ -1253,10 +1254,14 @@ impl Solver for Dp {
         // second certificate, cheap and independent of mu.
         if best.is_none() && (bound < least - tol || problem.shortage().is_some()) {
             return Ok(
-                Solution::infeasible("dp", problem, infeasible_reason(problem))
-                    .stat("classes", classes.len() as u64)
-                    .stat("lagrangian_bound", bound)
-                    .stat("seconds_bound", seconds_bound),
+                Solution::infeasible("dp", problem, Infeasibility::of(problem)).with_stats(
+                    SolveStats {
+                        classes: Some(classes.len() as u64),
+                        lagrangian_bound: Some(bound),
+                        seconds_bound: Some(seconds_bound),
+                        ..SolveStats::default()
+                    },
+                ),
             );
         }
         let probes = probes(&mu);
@@ -1452,17 +1457,19 @@ impl Solver for Dp {
             g *= if tables_on { SLOW_GROWTH } else { 2.0 };
         };
         let sol = match chosen {
-            None => Solution::infeasible("dp", problem, infeasible_reason(problem)),
+            None => Solution::infeasible("dp", problem, Infeasibility::of(problem)),
             Some(a) => Solution::from_assignments("dp", Status::Optimal, problem, a),
         };
-        Ok(sol
-            .stat("classes", classes.len() as u64)
-            .stat("core_classes", core_classes)
-            .stat("core_jobs", core_jobs)
-            .stat("runs", runs)
-            .stat("gap_searched", last_gap)
-            .stat("states", states)
-            .stat("lagrangian_bound", bound)
-            .stat("seconds_bound", seconds_bound))
+        Ok(sol.with_stats(SolveStats {
+            classes: Some(classes.len() as u64),
+            core_classes: Some(core_classes as u64),
+            core_jobs: Some(core_jobs as u64),
+            runs: Some(runs as u64),
+            gap_searched: Some(last_gap),
+            states: Some(states as u64),
+            lagrangian_bound: Some(bound),
+            seconds_bound: Some(seconds_bound),
+            ..SolveStats::default()
+        }))
     }
 }

@@ -37,9 +37,10 @@ use highs::{
     ColProblem, HighsModelStatus, HighsOptionValue, HighsSolutionStatus, Model, Sense, SolvedModel,
 };
 
-use super::{SolveError, Solver, infeasible_reason};
+use super::{SolveError, Solver};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
+use crate::solution::{Infeasibility, SolveStats};
 
 const NAME: &str = "ilp";
 
@@ -254,7 +255,7 @@ impl Ilp {
             // Every column lies in [0, 1], so the model cannot be unbounded: HiGHS's presolve says
             // "unbounded or infeasible" when it only proved the second.
             (HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible, _) => {
-                Solution::infeasible(NAME, problem, infeasible_reason(problem))
+                Solution::infeasible(NAME, problem, Infeasibility::of(problem))
             }
             (other, _) => {
                 return Err(backend(format!(
@@ -262,22 +263,22 @@ impl Ilp {
                 )));
             }
         };
-        let mut solution = solution
-            .stat("seconds_build", seconds_build)
-            .stat("seconds_solve", seconds_solve)
-            .stat("variables", columns as u64)
-            .stat("highs_status", format!("{status:?}"));
         // Infinite values (no incumbent, no bound) would be written as null: leave them out.
-        if let Some(gap) = solved
+        let mip_gap = solved
             .double_info_value(c"mip_gap")
             .ok()
-            .filter(|g| g.is_finite())
-        {
-            solution = solution.stat("mip_gap", gap);
-        }
-        if let Some(n) = nodes(&solved) {
-            solution = solution.stat("nodes", n);
-        }
+            .filter(|g| g.is_finite());
+        let mut solution = solution;
+        solution.stats = SolveStats {
+            seconds_build: Some(seconds_build),
+            seconds_solve: Some(seconds_solve),
+            variables: Some(columns as u64),
+            highs_status: Some(format!("{status:?}")),
+            mip_gap,
+            nodes: nodes(&solved).and_then(|n| u64::try_from(n).ok()),
+            bound: solution.stats.bound,
+            ..SolveStats::default()
+        };
         Ok(solution)
     }
 
@@ -359,11 +360,9 @@ impl Ilp {
             Status::Feasible { gap }
         };
         let solution = Solution { status, ..solution };
-        Ok(if bound.is_finite() {
-            solution.stat("bound", bound)
-        } else {
-            solution
-        })
+        let mut solution = solution;
+        solution.stats.bound = bound.is_finite().then_some(bound);
+        Ok(solution)
     }
 }
 
@@ -377,7 +376,7 @@ impl Solver for Ilp {
         if columns == 0 {
             // No job has an option: HiGHS calls an empty model an error, the answer is plain.
             let solution = if problem.forced().next().is_some() {
-                Solution::infeasible(NAME, problem, infeasible_reason(problem))
+                Solution::infeasible(NAME, problem, Infeasibility::of(problem))
             } else {
                 Solution::from_assignments(
                     NAME,
@@ -386,7 +385,10 @@ impl Solver for Ilp {
                     vec![None; problem.jobs.len()],
                 )
             };
-            return Ok(solution.stat("variables", 0u64));
+            return Ok(solution.with_stats(SolveStats {
+                variables: Some(0),
+                ..SolveStats::default()
+            }));
         }
         std::thread::scope(|scope| {
             let handle = std::thread::Builder::new()

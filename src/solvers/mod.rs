@@ -67,8 +67,9 @@ pub enum SolveError {
     },
 }
 
-/// A solver of the round problem.
-pub trait Solver {
+/// A solver of the round problem. `Send + Sync`, so that a scheduler holding one can move
+/// between threads and solve from any of them.
+pub trait Solver: Send + Sync {
     /// The solver's name as written in solutions ("dp", "ilp", ...).
     fn name(&self) -> &'static str;
 
@@ -81,41 +82,26 @@ pub trait Solver {
     fn solve(&self, instance: &Instance) -> Result<Solution, SolveError> {
         let start = Instant::now();
         let problem = RoundProblem::new(instance);
-        let solution = self.solve_problem(&problem)?;
-        Ok(solution.stat("seconds", start.elapsed().as_secs_f64()))
+        let mut solution = self.solve_problem(&problem)?;
+        solution.stats.seconds = start.elapsed().as_secs_f64();
+        Ok(solution)
     }
 }
 
-/// A readable reason for an infeasible round: a shortage certificate when one exists, else the
-/// forced jobs that could not be placed together.
-pub(crate) fn infeasible_reason(problem: &RoundProblem) -> String {
-    if let Some(s) = problem.shortage() {
-        let types: Vec<String> = s.types.iter().map(|&k| problem.type_name(k)).collect();
-        return format!(
-            "{} forced jobs can only run on gpu types [{}], which need at least {} units there but hold {}: short by {} units",
-            s.jobs,
-            types.join(", "),
-            s.need,
-            s.have,
-            s.short
-        );
+impl<S: Solver + ?Sized> Solver for Box<S> {
+    fn name(&self) -> &'static str {
+        (**self).name()
     }
-    let forced: Vec<usize> = problem.forced().collect();
-    let shown: Vec<String> = forced
-        .iter()
-        .take(10)
-        .map(|&j| problem.job_name(j))
-        .collect();
-    format!(
-        "the {} forced jobs ({}{}) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types",
-        forced.len(),
-        shown.join(", "),
-        if forced.len() > 10 { ", ..." } else { "" }
-    )
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        (**self).solve_problem(problem)
+    }
 }
 
-/// Settings shared by the solvers; each solver reads the ones that apply to it.
+/// Settings shared by the solvers; each solver reads the ones that apply to it. Start from
+/// `SolverConfig::default()` and set the fields you need.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct SolverConfig {
     /// Wall-time limit in seconds (ILP). `None`: no limit.
     pub time_limit: Option<f64>,
@@ -129,58 +115,96 @@ pub struct SolverConfig {
     pub max_bytes: Option<u64>,
 }
 
-/// The names [`by_name`] knows, in the order the CLI lists them.
-pub fn solver_names() -> Vec<&'static str> {
-    let mut names = vec!["dp", "dp-dense", "brute"];
-    if cfg!(feature = "highs") {
-        names.push("ilp");
-        names.push("dp+ilp");
-    }
-    names
+/// The solvers this crate builds, for programs that choose one at run time (a command line, a
+/// configuration file); a program that knows its solver constructs it directly ([`Dp`], ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SolverKind {
+    /// [`Dp`], the fast exact DP.
+    Dp,
+    /// [`DenseDp`], the dense reference DP.
+    DenseDp,
+    /// [`BruteForce`].
+    BruteForce,
+    /// `Ilp` (feature `highs`).
+    #[cfg(feature = "highs")]
+    Ilp,
+    /// [`Fallback`] from [`Dp`] to `Ilp` on rounds the DP refuses as too large (feature `highs`).
+    #[cfg(feature = "highs")]
+    DpThenIlp,
 }
 
-/// A solver by its CLI name, configured by `config`; `None` for an unknown name.
-pub fn by_name(name: &str, config: &SolverConfig) -> Option<Box<dyn Solver>> {
-    let dense = || {
-        let mut dp = DenseDp::default();
-        if let Some(b) = config.max_bytes {
-            dp.max_bytes = b;
-        }
-        dp
-    };
-    match name {
-        "dp" => {
-            let mut dp = Dp::default();
-            if let Some(b) = config.max_bytes {
-                // About 100 bytes per state of the layer being built.
-                dp.max_states = usize::try_from(b / 100).unwrap_or(usize::MAX).max(1);
-            }
-            Some(Box::new(dp))
-        }
-        "dp-dense" => Some(Box::new(dense())),
-        "brute" => Some(Box::new(BruteForce::default())),
+impl SolverKind {
+    /// Every kind built into this crate, in the order the CLI lists them.
+    pub const ALL: &'static [SolverKind] = &[
+        SolverKind::Dp,
+        SolverKind::DenseDp,
+        SolverKind::BruteForce,
         #[cfg(feature = "highs")]
-        "ilp" => {
-            let mut ilp = Ilp {
-                time_limit: config.time_limit,
-                threads: config.threads.unwrap_or(1),
-                ..Ilp::default()
-            };
-            if let Some(g) = config.mip_rel_gap {
-                ilp.mip_rel_gap = g;
-            }
-            if let Some(g) = config.mip_abs_gap {
-                ilp.mip_abs_gap = g;
-            }
-            Some(Box::new(ilp))
-        }
+        SolverKind::Ilp,
         #[cfg(feature = "highs")]
-        "dp+ilp" => Some(Box::new(Fallback {
-            first: by_name("dp", config)?,
-            then: by_name("ilp", config)?,
-            fallbacks: Arc::default(),
-        })),
-        _ => None,
+        SolverKind::DpThenIlp,
+    ];
+
+    /// The name written in solutions and used by the CLI's `--solver`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Dp => "dp",
+            SolverKind::DenseDp => "dp-dense",
+            SolverKind::BruteForce => "brute",
+            #[cfg(feature = "highs")]
+            SolverKind::Ilp => "ilp",
+            #[cfg(feature = "highs")]
+            SolverKind::DpThenIlp => "dp+ilp",
+        }
+    }
+
+    /// The solver of this kind, configured by `config`.
+    pub fn build(self, config: &SolverConfig) -> Box<dyn Solver> {
+        match self {
+            SolverKind::Dp => {
+                let mut dp = Dp::default();
+                if let Some(b) = config.max_bytes {
+                    // About 100 bytes per state of the layer being built.
+                    dp.max_states = usize::try_from(b / 100).unwrap_or(usize::MAX).max(1);
+                }
+                Box::new(dp)
+            }
+            SolverKind::DenseDp => {
+                let mut dp = DenseDp::default();
+                if let Some(b) = config.max_bytes {
+                    dp.max_bytes = b;
+                }
+                Box::new(dp)
+            }
+            SolverKind::BruteForce => Box::new(BruteForce::default()),
+            #[cfg(feature = "highs")]
+            SolverKind::Ilp => {
+                let mut ilp = Ilp {
+                    time_limit: config.time_limit,
+                    threads: config.threads.unwrap_or(1),
+                    ..Ilp::default()
+                };
+                if let Some(g) = config.mip_rel_gap {
+                    ilp.mip_rel_gap = g;
+                }
+                if let Some(g) = config.mip_abs_gap {
+                    ilp.mip_abs_gap = g;
+                }
+                Box::new(ilp)
+            }
+            #[cfg(feature = "highs")]
+            SolverKind::DpThenIlp => Box::new(Fallback::new(
+                SolverKind::Dp.build(config),
+                SolverKind::Ilp.build(config),
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for SolverKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -197,6 +221,17 @@ pub struct Fallback {
     pub fallbacks: Arc<AtomicU64>,
 }
 
+impl Fallback {
+    /// Tries `first`, then `then` on problems `first` refuses as too large.
+    pub fn new(first: impl Solver + 'static, then: impl Solver + 'static) -> Fallback {
+        Fallback {
+            first: Box::new(first),
+            then: Box::new(then),
+            fallbacks: Arc::default(),
+        }
+    }
+}
+
 impl Solver for Fallback {
     fn name(&self) -> &'static str {
         self.first.name()
@@ -206,9 +241,10 @@ impl Solver for Fallback {
         match self.first.solve_problem(problem) {
             Err(SolveError::TooLarge { .. }) => {
                 self.fallbacks.fetch_add(1, Ordering::Relaxed);
-                self.then
-                    .solve_problem(problem)
-                    .map(|s| s.stat("fallback_from", self.first.name()))
+                self.then.solve_problem(problem).map(|mut s| {
+                    s.stats.fallback_from = Some(self.first.name().to_string());
+                    s
+                })
             }
             other => other,
         }

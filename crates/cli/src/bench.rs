@@ -1,0 +1,147 @@
+//! `bench`: several solvers on the same instances, side by side (flags to `stsfair::bench`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Args;
+use stsfair::SolverConfig;
+use stsfair::bench::{self, Outcome, Row};
+
+use crate::Failure;
+use crate::solve::load;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Instance files, or directories whose *.json files are all taken.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Solvers, comma-separated; ratios are to the first.
+    #[arg(long, value_delimiter = ',', default_value = "dp,ilp")]
+    solvers: Vec<String>,
+    /// Runs per solver and instance; the median time is reported.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Time limit in seconds (ilp).
+    #[arg(long)]
+    time_limit: Option<f64>,
+    /// Also write the table as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
+
+pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
+    if args.runs == 0 {
+        return Err(Failure::input("--runs must be >= 1 (got 0)"));
+    }
+    if let Some(t) = args.time_limit
+        && !(t > 0.0 && t.is_finite())
+    {
+        return Err(Failure::input(format!(
+            "--time-limit must be a finite number > 0 (got {t})"
+        )));
+    }
+    let mut config = SolverConfig::default();
+    config.time_limit = args.time_limit;
+    let mut list = Vec::new();
+    for name in &args.solvers {
+        let Some(kind) = crate::solve::solver_kind(name) else {
+            return Err(Failure::input(format!(
+                "--solvers must name solvers among {} (got {name:?})",
+                crate::solve::solver_names()
+            )));
+        };
+        list.push(kind.build(&config));
+    }
+    let files = bench::instance_files(&args.paths).map_err(Failure::input)?;
+    let header = header(&args.solvers);
+    println!("{}", header.join("  "));
+    let mut csv = header.join(",");
+    csv.push('\n');
+    let mut disagree = false;
+    for path in &files {
+        let instance = load(path)?;
+        let row = bench::run_instance(
+            &bench::display_name(path, &instance),
+            &instance,
+            &list,
+            args.runs,
+        );
+        disagree |= row.agreement() == Some(false);
+        let cells = cells(&row);
+        println!("{}", cells.join("  "));
+        let _ = writeln!(
+            csv,
+            "{}",
+            cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(",")
+        );
+        for (name, o) in &row.outcomes {
+            if let Outcome::Failed(e) = o {
+                eprintln!("  {}: {name}: {e}", row.instance);
+            }
+        }
+    }
+    if let Some(file) = &args.csv {
+        std::fs::write(file, csv)
+            .map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))?;
+    }
+    Ok(if disagree { 1 } else { 0 })
+}
+
+fn header(solvers: &[String]) -> Vec<String> {
+    let mut h = vec![
+        format!("{:<28}", "instance"),
+        format!("{:>7}", "jobs"),
+        format!("{:>5}", "types"),
+    ];
+    for s in solvers {
+        h.push(format!("{:>12}", format!("{s}_status")));
+        h.push(format!("{:>12}", format!("{s}_s")));
+    }
+    let first = solvers.first().map_or("", String::as_str);
+    for s in solvers.iter().skip(1) {
+        h.push(format!("{:>10}", format!("{s}/{first}")));
+    }
+    h.push(format!("{:>6}", "agree"));
+    h.push(format!("{:>18}", "objective"));
+    h
+}
+
+fn cells(row: &Row) -> Vec<String> {
+    let mut c = vec![
+        format!("{:<28}", row.instance),
+        format!("{:>7}", row.jobs),
+        format!("{:>5}", row.types),
+    ];
+    for (_, o) in &row.outcomes {
+        c.push(format!("{:>12}", o.status_word()));
+        c.push(format!(
+            "{:>12}",
+            o.seconds()
+                .map_or_else(|| "-".into(), |s| format!("{s:.6}"))
+        ));
+    }
+    for i in 1..row.outcomes.len() {
+        c.push(format!(
+            "{:>10}",
+            row.ratio(i)
+                .map_or_else(|| "-".into(), |r| format!("{r:.1}"))
+        ));
+    }
+    let agree = match row.agreement() {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "-",
+    };
+    c.push(format!("{agree:>6}"));
+    let objective = row.outcomes.iter().find_map(|(_, o)| match o {
+        Outcome::Solved {
+            objective: Some(x), ..
+        } => Some(*x),
+        _ => None,
+    });
+    c.push(format!(
+        "{:>18}",
+        objective.map_or_else(|| "-".into(), |x| format!("{x:.9}"))
+    ));
+    c
+}

@@ -1,0 +1,167 @@
+//! `gen`: seeded synthetic or Gavel-derived instances (flags to a `GenConfig`, then the library).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use stsfair::Fairness;
+use stsfair_costs::generate::{self, GenConfig, GpuSpec};
+use stsfair_costs::{PredictorConfig, predictor};
+
+use crate::Failure;
+
+#[derive(Args)]
+pub struct GenArgs {
+    /// Draw jobs from measured Gavel throughputs instead of synthetic ones: the data bundled in
+    /// the binary, or the throughputs file PATH.
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    gavel: Option<Option<PathBuf>>,
+    /// Number of jobs.
+    #[arg(long, default_value_t = 100)]
+    jobs: usize,
+    /// Number of synthetic GPU types, named gpu1, gpu2, ... (fastest first); ignored when
+    /// --gpu-types is given.
+    #[arg(long, default_value_t = 2)]
+    types: usize,
+    /// GPU type names, comma-separated. With --gavel: worker types of the data (default
+    /// v100,p100,k80).
+    #[arg(long, value_delimiter = ',')]
+    gpu_types: Vec<String>,
+    /// GPUs per type: one number for every type, or one per type (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    count: Vec<u64>,
+    /// Units per GPU.
+    #[arg(long, default_value_t = 4)]
+    units: u32,
+    /// Slot sizes (a divisibility ladder), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    ladder: Vec<u32>,
+    /// Fraction of jobs forced by their deficit.
+    #[arg(long, default_value_t = 0.1)]
+    forced: f64,
+    /// Largest deficit magnitude (rounds).
+    #[arg(long, default_value_t = 1.0)]
+    deficit_max: f64,
+    /// Weights each job draws from uniformly, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    weights: Vec<f64>,
+    /// Multi-worker jobs (Gavel: distributed job types, workers = scale factor).
+    #[arg(long)]
+    multi: bool,
+    /// Synthetic only: probability that a job cannot run on a GPU type.
+    #[arg(long, default_value_t = 0.1)]
+    missing: f64,
+    /// Fairness level lambda.
+    #[arg(long, default_value_t = 1.0)]
+    lambda: f64,
+    /// Allowed debt Delta.
+    #[arg(long, default_value_t = 1.0)]
+    max_debt: f64,
+    /// Credit bound B.
+    #[arg(long, default_value_t = 1.0)]
+    credit: f64,
+    /// Instance name (default: gavel-<count>x<types>-<jobs> or synth-<types>x<count>-<jobs>).
+    #[arg(long)]
+    name: Option<String>,
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the instance here instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
+    let names: Vec<String> = match (&args.gavel, args.gpu_types.is_empty()) {
+        (_, false) => args.gpu_types.clone(),
+        (Some(_), true) => ["v100", "p100", "k80"].map(String::from).to_vec(),
+        (None, true) => (1..=args.types).map(|k| format!("gpu{k}")).collect(),
+    };
+    let counts: Vec<u64> = match args.count.as_slice() {
+        [one] => vec![*one; names.len()],
+        many if many.len() == names.len() => many.to_vec(),
+        many => {
+            return Err(Failure::input(format!(
+                "--count must give one number or one per gpu type ({} types, got {})",
+                names.len(),
+                many.len()
+            )));
+        }
+    };
+    let gpus: Vec<GpuSpec> = names
+        .iter()
+        .zip(&counts)
+        .map(|(name, &count)| GpuSpec {
+            name: name.clone(),
+            count,
+            units: args.units,
+            ladder: args.ladder.clone(),
+        })
+        .collect();
+    let prefix = if args.gavel.is_some() {
+        "gavel"
+    } else {
+        "synth"
+    };
+    let shape = if counts.iter().all(|&c| c == counts[0]) {
+        format!("{}x{}", counts.first().copied().unwrap_or(0), names.len())
+    } else {
+        format!("{}types", names.len())
+    };
+    let config = GenConfig {
+        name: Some(
+            args.name
+                .clone()
+                .unwrap_or_else(|| format!("{prefix}-{shape}-{}", args.jobs)),
+        ),
+        jobs: args.jobs,
+        gpus,
+        seed: args.seed,
+        fairness: Fairness {
+            lambda: args.lambda,
+            max_debt: args.max_debt,
+            credit: args.credit,
+        },
+        forced: args.forced,
+        deficit_max: args.deficit_max,
+        weights: args.weights.clone(),
+        multi: args.multi,
+        missing: args.missing,
+    };
+    let instance = match &args.gavel {
+        Some(path) => {
+            let data = crate::gavel_data(path.as_deref())?;
+            let model = predictor::complete(
+                data.into_inputs(),
+                &PredictorConfig {
+                    seed: args.seed,
+                    ..Default::default()
+                },
+            )
+            .map_err(Failure::other)?;
+            generate::from_measurements(model.as_ref(), &config)
+        }
+        None => generate::synthetic(&config),
+    }
+    .map_err(Failure::input)?;
+    let mut text = instance.to_json();
+    text.push('\n');
+    match &args.out {
+        Some(file) => {
+            std::fs::write(file, text)
+                .map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))?;
+            let forced = instance
+                .jobs()
+                .iter()
+                .filter(|j| (j.deficit() + args.lambda) - args.max_debt > 0.0)
+                .count();
+            eprintln!(
+                "wrote {}: {} jobs ({forced} with m_j > 0), {} gpu types",
+                file.display(),
+                instance.jobs().len(),
+                names.len()
+            );
+        }
+        None => print!("{text}"),
+    }
+    Ok(0)
+}

@@ -1,0 +1,349 @@
+//! `simulate`: run policies on a generated workload or a replayed Gavel trace.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use plotters::prelude::*;
+use stsfair_sim::policies::lp::Method;
+use stsfair_sim::policies::{self, PolicyOptions};
+use stsfair_sim::workload::{self, WorkloadSpec};
+use stsfair_sim::{self, Cluster, Metrics, SimConfig, SimResult, ThroughputTable, trace};
+
+use crate::Failure;
+
+#[derive(Args)]
+pub struct SimulateArgs {
+    /// Gavel throughputs file (simulation_throughputs.json; default: the measured data bundled
+    /// in the binary).
+    #[arg(long, value_name = "FILE")]
+    throughputs: Option<PathBuf>,
+    /// GPUs per type, in the order the round mechanism fills them.
+    #[arg(long, default_value = "v100=36,p100=36,k80=36")]
+    cluster: String,
+    /// Policies, comma-separated: sts, gavel-mmf, gavel-mmf-ss, ftf, fifo, gandiva, or all.
+    #[arg(long, default_value = "sts")]
+    policy: String,
+    /// Number of jobs to generate (with --rate and --seed).
+    #[arg(long, conflicts_with = "trace")]
+    jobs: Option<usize>,
+    /// Arrival rate of generated jobs, jobs per hour.
+    #[arg(long, default_value_t = 5.0)]
+    rate: f64,
+    /// Seed of the generated workload (and of Gandiva's pairing).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Generate multi-GPU jobs too (scale factors 1/2/4/8 w.p. 0.70/0.10/0.15/0.05).
+    #[arg(long)]
+    multi_gpu: bool,
+    /// Replay a Gavel trace file instead of generating jobs.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Jobs whose metrics count, A-B inclusive (default: all); the run stops when they are done.
+    #[arg(long)]
+    window: Option<String>,
+    /// Round length in seconds.
+    #[arg(long, default_value_t = 360.0)]
+    round_seconds: f64,
+    /// Minimum seconds between allocation resets of the Gavel mechanism.
+    #[arg(long, default_value_t = 1920.0)]
+    reset_seconds: f64,
+    /// Solver of the sts round problem (dp, ilp, ...).
+    #[arg(long, default_value = "dp")]
+    sts_solver: String,
+    /// Spatial units per GPU for sts (slots of 1, 2, ... units).
+    #[arg(long, default_value_t = 4)]
+    units: u32,
+    /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
+    /// simplex (a vertex).
+    #[arg(long, default_value = "ipm")]
+    lp: String,
+    /// Give Gavel's space-sharing policies every pair's measured throughput from the start
+    /// (Gavel's simulator estimates pairs it has not run yet).
+    #[arg(long)]
+    measured_pairs: bool,
+    /// Fairness level lambda for share_meeting_lambda.
+    #[arg(long, default_value_t = 1.0)]
+    lambda: f64,
+    /// Print one JSON object per policy on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Write SVG figures (JCT CDF, finish-time-fairness CDF) into this directory.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Write the generated workload as a Gavel trace file.
+    #[arg(long)]
+    write_trace: Option<PathBuf>,
+}
+
+pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
+    let table = ThroughputTable::completed(&crate::gavel_data(args.throughputs.as_deref())?)
+        .map_err(Failure::input)?;
+    let cluster = Cluster::parse(&args.cluster, &table).map_err(Failure::input)?;
+    let window = args
+        .window
+        .as_deref()
+        .map(stsfair_sim::parse_window)
+        .transpose()
+        .map_err(Failure::input)?;
+    let trace_jobs = match (&args.trace, args.jobs) {
+        (Some(path), _) => trace::read_trace(path).map_err(Failure::input)?,
+        (None, Some(jobs)) => {
+            let reference = if table.worker("v100").is_some() {
+                "v100"
+            } else {
+                table.workers()[0].as_str()
+            };
+            let spec = WorkloadSpec {
+                jobs,
+                rate: args.rate,
+                seed: args.seed,
+                multi_gpu: args.multi_gpu,
+                reference: reference.to_string(),
+            };
+            workload::generate(&spec, &table).map_err(Failure::input)?
+        }
+        (None, None) => {
+            return Err(Failure::input(
+                "give --trace FILE or --jobs N (with --rate and --seed)",
+            ));
+        }
+    };
+    if let Some(path) = &args.write_trace {
+        std::fs::write(path, trace::write_trace(&trace_jobs))
+            .map_err(|e| Failure::other(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let jobs = stsfair_sim::jobs_from_trace(&trace_jobs, &table).map_err(Failure::input)?;
+    let config = SimConfig {
+        round_seconds: args.round_seconds,
+        reset_seconds: args.reset_seconds,
+        window,
+        lambda: args.lambda,
+        seed: args.seed,
+    };
+    let lp_method = match args.lp.as_str() {
+        "ipm" => Method::InteriorPoint,
+        "highs-ipm" => Method::HighsInteriorPoint,
+        "simplex" => Method::Simplex,
+        other => {
+            return Err(Failure::input(format!(
+                "--lp must be ipm, highs-ipm or simplex (got {other:?})"
+            )));
+        }
+    };
+    let sts_solver = crate::solve::solver_kind(&args.sts_solver).ok_or_else(|| {
+        Failure::input(format!(
+            "--sts-solver must be one of {} (got {:?})",
+            crate::solve::solver_names(),
+            args.sts_solver
+        ))
+    })?;
+    let options = PolicyOptions {
+        sts_solver,
+        sts_units: args.units,
+        lp_method,
+        measured_pairs: args.measured_pairs,
+    };
+    let names: Vec<String> = if args.policy == "all" {
+        policies::policy_names()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    } else {
+        args.policy
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+
+    let mut results: Vec<SimResult> = Vec::new();
+    for name in &names {
+        let mut scheduler =
+            policies::by_name(name, &cluster, &config, &options).map_err(Failure::input)?;
+        let bar = if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} jobs, {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_prefix(name.clone());
+            Some(bar)
+        } else {
+            None
+        };
+        let mut progress = |p: stsfair_sim::Progress| {
+            if let Some(bar) = &bar {
+                bar.set_length(p.window_jobs as u64);
+                bar.set_position(p.finished as u64);
+                bar.set_message(format!("{:.1} h simulated", p.now / 3600.0));
+            }
+        };
+        let result = stsfair_sim::simulate(
+            &table,
+            &cluster,
+            &jobs,
+            &config,
+            scheduler.as_mut(),
+            &mut progress,
+        )
+        .map_err(Failure::other)?;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        let metrics = Metrics::new(&result, args.lambda);
+        if args.json {
+            let text = serde_json::to_string(&metrics).map_err(Failure::other)?;
+            println!("{text}");
+        } else {
+            println!(
+                "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  solver {:.4} s/round  {:.2} s",
+                metrics.policy,
+                metrics.avg_jct_h,
+                metrics.makespan_h,
+                metrics.throughput_jobs_h,
+                metrics.ftf_rho_p50,
+                metrics.ftf_rho_max,
+                metrics.jain,
+                metrics.share_meeting_lambda,
+                metrics.utilization,
+                metrics.solver_seconds_per_round,
+                metrics.seconds
+            );
+        }
+        results.push(result);
+    }
+    if let Some(dir) = &args.plot {
+        plot(dir, &results).map_err(Failure::other)?;
+    }
+    Ok(0)
+}
+
+/// Empirical CDF points of `values` (sorted copy).
+fn cdf(mut values: Vec<f64>) -> Vec<(f64, f64)> {
+    values.retain(|v| v.is_finite());
+    values.sort_by(f64::total_cmp);
+    let n = values.len() as f64;
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (v, (i + 1) as f64 / n))
+        .collect()
+}
+
+fn plot(dir: &Path, results: &[SimResult]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let window = |r: &SimResult| r.jobs[r.window.0..=r.window.1].to_vec();
+    let jct: Vec<(String, Vec<(f64, f64)>)> = results
+        .iter()
+        .map(|r| {
+            (
+                r.policy.clone(),
+                cdf(window(r)
+                    .iter()
+                    .filter_map(|j| j.jct())
+                    .map(|s| s / 3600.0)
+                    .collect()),
+            )
+        })
+        .collect();
+    let rho: Vec<(String, Vec<(f64, f64)>)> = results
+        .iter()
+        .map(|r| {
+            let values = window(r)
+                .iter()
+                .filter_map(|j| Some(j.jct()? * j.fair_rate / j.total_steps))
+                .collect();
+            (r.policy.clone(), cdf(values))
+        })
+        .collect();
+    figure(
+        &dir.join("jct_cdf.svg"),
+        "Job completion time",
+        "JCT (hours, log scale)",
+        &jct,
+        true,
+    )?;
+    figure(
+        &dir.join("ftf_cdf.svg"),
+        "Finish-time fairness",
+        "rho = JCT / equal-share time (log scale)",
+        &rho,
+        true,
+    )?;
+    Ok(())
+}
+
+fn figure(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    log_x: bool,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
+    let xs = series
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(|p| p.0))
+        .filter(|x| *x > 0.0);
+    let (lo, hi) = xs.fold((f64::INFINITY, 0.0_f64), |(a, b), x| (a.min(x), b.max(x)));
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo, hi)
+    } else {
+        (0.01, 1.0)
+    };
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(55);
+    let palette = [&BLUE, &RED, &GREEN, &MAGENTA, &CYAN, &BLACK];
+    macro_rules! draw {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc("fraction of jobs")
+                .draw()
+                .map_err(|e| err(&e))?;
+            for (i, (name, points)) in series.iter().enumerate() {
+                let color = palette[i % palette.len()];
+                chart
+                    .draw_series(LineSeries::new(
+                        points.iter().copied().filter(|p| p.0 > 0.0),
+                        color,
+                    ))
+                    .map_err(|e| err(&e))?
+                    .label(name.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::LowerRight)
+                .draw()
+                .map_err(|e| err(&e))?;
+        }};
+    }
+    if log_x {
+        draw!(
+            builder
+                .build_cartesian_2d((lo * 0.9..hi * 1.1).log_scale(), 0.0..1.0)
+                .map_err(|e| err(&e))?
+        );
+    } else {
+        draw!(
+            builder
+                .build_cartesian_2d(0.0..hi * 1.05, 0.0..1.0)
+                .map_err(|e| err(&e))?
+        );
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}

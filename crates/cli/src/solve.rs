@@ -1,0 +1,248 @@
+//! `validate`, `solve` and `verify`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use stsfair::{
+    Instance, JobClass, RoundProblem, Solution, Solver, SolverConfig, SolverKind, Status,
+};
+
+use crate::Failure;
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// Instance file (stsfair/1 JSON).
+    file: PathBuf,
+}
+
+/// The solver flags shared by `solve` and `rounds` (flattened into both).
+#[derive(Args)]
+pub struct SolverArgs {
+    /// Solver: dp (exact, fast), dp-dense (reference DP), brute (tiny instances), ilp (HiGHS),
+    /// dp+ilp (dp, and the ilp for a round dp refuses as too large; what `rounds` uses for dp).
+    #[arg(long, default_value = "dp")]
+    solver: String,
+    /// Time limit in seconds per solve (ilp).
+    #[arg(long)]
+    time_limit: Option<f64>,
+    /// Relative MIP gap at which the ilp may stop (default 0: exact).
+    #[arg(long)]
+    mip_rel_gap: Option<f64>,
+    /// Absolute MIP gap at which the ilp may stop (default 0: exact).
+    #[arg(long)]
+    mip_abs_gap: Option<f64>,
+    /// Threads for the ilp (default 1).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Memory limit of the DP in MiB.
+    #[arg(long)]
+    max_memory_mib: Option<u64>,
+}
+
+impl SolverArgs {
+    /// The solver the flags name, with their configuration; usage errors (exit 2) name the flag.
+    pub fn solver(&self) -> Result<Box<dyn Solver>, Failure> {
+        self.named(&self.solver)
+    }
+
+    /// For `rounds`: like [`SolverArgs::solver`], but `dp` becomes `dp+ilp` when the crate has
+    /// the ILP, so that a round the DP refuses as too large is solved by HiGHS instead of ending
+    /// the run (a scheduler's rounds must not fail).
+    pub fn solver_for_rounds(&self) -> Result<Box<dyn Solver>, Failure> {
+        if self.solver == "dp" && solver_kind("dp+ilp").is_some() {
+            return self.named("dp+ilp");
+        }
+        self.solver()
+    }
+
+    fn named(&self, name: &str) -> Result<Box<dyn Solver>, Failure> {
+        let config = self.config()?;
+        let kind = solver_kind(name).ok_or_else(|| {
+            Failure::input(format!(
+                "--solver must be one of {} (got {:?})",
+                solver_names(),
+                self.solver
+            ))
+        })?;
+        Ok(kind.build(&config))
+    }
+
+    fn config(&self) -> Result<SolverConfig, Failure> {
+        let non_negative = |name: &str, v: Option<f64>| match v {
+            Some(x) if !(x >= 0.0 && x.is_finite()) => Err(Failure::input(format!(
+                "--{name} must be a finite number >= 0 (got {x})"
+            ))),
+            _ => Ok(v),
+        };
+        if let Some(t) = self.time_limit.filter(|t| !(*t > 0.0 && t.is_finite())) {
+            return Err(Failure::input(format!(
+                "--time-limit must be a finite number > 0 (got {t})"
+            )));
+        }
+        if self.threads == Some(0) {
+            return Err(Failure::input("--threads must be >= 1 (got 0)"));
+        }
+        let mut config = SolverConfig::default();
+        config.time_limit = self.time_limit;
+        config.mip_rel_gap = non_negative("mip-rel-gap", self.mip_rel_gap)?;
+        config.mip_abs_gap = non_negative("mip-abs-gap", self.mip_abs_gap)?;
+        config.threads = self.threads;
+        config.max_bytes = self.max_memory_mib.map(|m| m.saturating_mul(1 << 20));
+        Ok(config)
+    }
+}
+
+/// The solver kind a `--solver` / `--solvers` name stands for (the names of
+/// [`SolverKind::name`]); `None` for a name this build does not have.
+pub fn solver_kind(name: &str) -> Option<SolverKind> {
+    SolverKind::ALL.iter().copied().find(|k| k.name() == name)
+}
+
+/// The solver names of this build, for usage messages.
+pub fn solver_names() -> String {
+    let names: Vec<&str> = SolverKind::ALL.iter().map(|k| k.name()).collect();
+    names.join(", ")
+}
+
+#[derive(Args)]
+pub struct SolveArgs {
+    /// Instance file (stsfair/1 JSON).
+    file: PathBuf,
+    #[command(flatten)]
+    solver: SolverArgs,
+    /// Print exactly the stsfair-solution/1 document on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// Instance file.
+    instance: PathBuf,
+    /// Solution file (stsfair-solution/1, as written by `solve --json`).
+    solution: PathBuf,
+}
+
+pub fn load(path: &PathBuf) -> Result<Instance, Failure> {
+    Instance::from_path(path).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+}
+
+pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
+    let instance = load(&args.file)?;
+    let options: usize = instance.jobs().iter().map(|j| j.options().len()).sum();
+    println!(
+        "{}: valid ({} gpu types, {} jobs, {} options)",
+        args.file.display(),
+        instance.gpu_types().len(),
+        instance.jobs().len(),
+        options
+    );
+    Ok(0)
+}
+
+pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
+    let solver = args.solver.solver()?;
+    let instance = load(&args.file)?;
+    let solution = solver.solve(&instance).map_err(Failure::other)?;
+    if args.json {
+        println!("{}", solution.to_json(&instance));
+    } else {
+        print_summary(&instance, &solution);
+    }
+    Ok(if matches!(solution.status, Status::Infeasible { .. }) {
+        3
+    } else {
+        0
+    })
+}
+
+fn print_summary(instance: &Instance, solution: &Solution) {
+    let problem = RoundProblem::new(instance);
+    let name = instance.name().unwrap_or("(unnamed)");
+    println!(
+        "instance   {name}: {} jobs, {} gpu types",
+        instance.jobs().len(),
+        instance.gpu_types().len()
+    );
+    println!("solver     {}", solution.solver);
+    match &solution.status {
+        Status::Infeasible { reason } => {
+            println!("status     infeasible");
+            println!("reason     {reason}");
+        }
+        status => {
+            let gap = match status {
+                Status::Feasible { gap } => format!(" (gap {gap:.3e})"),
+                _ => String::new(),
+            };
+            println!("status     {}{gap}", status.as_str());
+            println!("objective  {:.9}", solution.objective.unwrap_or(f64::NAN));
+            let run = solution.assignments.iter().filter(|a| a.is_some()).count();
+            let forced = problem
+                .jobs
+                .iter()
+                .filter(|j| matches!(j.class, JobClass::Forced { .. }))
+                .count();
+            let behind = problem
+                .jobs
+                .iter()
+                .filter(|j| {
+                    matches!(
+                        j.class,
+                        JobClass::Forced {
+                            cannot_catch_up: true
+                        }
+                    )
+                })
+                .count();
+            let unbounded = problem
+                .jobs
+                .iter()
+                .filter(|j| j.class == JobClass::Unbounded)
+                .count();
+            println!(
+                "jobs       {run} run, {} idle; {forced} forced ({behind} cannot catch up), {unbounded} without a fairness bound",
+                solution.assignments.len() - run
+            );
+        }
+    }
+    println!("units      used / capacity per gpu type");
+    for (g, used) in instance.gpu_types().iter().zip(&solution.units_used) {
+        let cap = g.capacity();
+        let pct = if cap > 0 {
+            100.0 * *used as f64 / cap as f64
+        } else {
+            0.0
+        };
+        println!("  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)", g.name());
+    }
+    println!("time       {:.6} s", solution.stats.seconds);
+}
+
+pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
+    let instance = load(&args.instance)?;
+    let text = std::fs::read_to_string(&args.solution)
+        .map_err(|e| Failure::input(format!("cannot read {}: {e}", args.solution.display())))?;
+    let solution = Solution::from_json(&instance, &text).map_err(Failure::input)?;
+    match stsfair::verify(&instance, &solution) {
+        Ok(v) => {
+            match v.objective {
+                Some(obj) => println!(
+                    "valid: {} solution, objective {obj:.9} recomputed from the instance",
+                    solution.status.as_str()
+                ),
+                None if v.infeasibility_certified => {
+                    println!("valid: infeasible, certified by a capacity shortage")
+                }
+                None => println!(
+                    "valid form: infeasible (not certified: no single set of gpu types is short)"
+                ),
+            }
+            Ok(0)
+        }
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("invalid solution: {e}"),
+        }),
+    }
+}

@@ -1,0 +1,535 @@
+//! The `stsfair` binary on files: `validate`, `solve` (summary and `--json`), `verify`, exit
+//! codes per FORMAT.md (0 optimal or feasible, 3 infeasible, 2 invalid input or usage, 1 other
+//! failure), and garbage input that must never make it panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_stsfair");
+
+fn instance_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../instances")
+        .join(format!("{name}.json"))
+}
+
+/// A scratch file of this test run, written with `contents`.
+fn scratch(name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str]) -> Run {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = Command::new(BIN).args(args).output().unwrap();
+    let run = Run {
+        code: status.code().expect("exited, not killed by a signal"),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "{args:?} panicked: {}",
+        run.stderr
+    );
+    run
+}
+
+fn run_path(args: &[&str], path: &Path) -> Run {
+    let path = path.to_str().unwrap();
+    let mut all = args.to_vec();
+    all.push(path);
+    run(&all)
+}
+
+/// `solve --json` on `file`: exit code and the parsed document; stdout must be exactly one JSON
+/// value (and a newline), stderr empty.
+fn solve_json(file: &Path, solver: &str) -> (i32, Value) {
+    let r = run(&[
+        "solve",
+        file.to_str().unwrap(),
+        "--json",
+        "--solver",
+        solver,
+    ]);
+    assert!(r.stderr.is_empty(), "stderr: {}", r.stderr);
+    assert!(
+        r.stdout.ends_with('\n') && r.stdout.trim_end().lines().count() == 1,
+        "{:?}",
+        r.stdout
+    );
+    // from_str refuses anything after the first value: exactly one document.
+    let doc: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    (r.code, doc)
+}
+
+/// The keys of a JSON object, in order.
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+// ---- validate
+
+#[test]
+fn validate_accepts_every_shipped_hand_instance() {
+    for name in [
+        "hand-share-one-gpu",
+        "hand-fastest-first",
+        "hand-no-bound",
+        "hand-infeasible",
+    ] {
+        let r = run_path(&["validate"], &instance_file(name));
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        assert!(r.stdout.contains("valid"), "{}", r.stdout);
+        assert!(r.stderr.is_empty());
+    }
+    let r = run_path(&["validate"], &instance_file("hand-fastest-first"));
+    // 2 types, 3 jobs, 3 + 4 + 3 fitting options (late's v100/4 can never fit).
+    assert!(
+        r.stdout.contains("(2 gpu types, 3 jobs, 10 options)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn validate_rejects_with_exit_2_naming_the_path_and_rule() {
+    let text = std::fs::read_to_string(instance_file("hand-fastest-first")).unwrap();
+    let bad = text.replacen("\"sec_per_iter\": 1.0 }", "\"sec_per_iter\": -2 }", 1);
+    assert_ne!(bad, text);
+    let file = scratch("negative-time.json", bad);
+    let r = run_path(&["validate"], &file);
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(r.stderr.starts_with("stsfair: "), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("negative-time.json"),
+        "names the file: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("jobs[0].times[1].sec_per_iter must be finite and > 0 (got -2)"),
+        "{}",
+        r.stderr
+    );
+
+    let file = scratch(
+        "unknown-field.json",
+        text.replacen("\"workers\": 2,", "\"workers\": 2, \"gpus\": 2,", 1),
+    );
+    let r = run_path(&["validate"], &file);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("jobs[2].gpus: unknown field `gpus`"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn missing_file_is_exit_2_for_every_subcommand() {
+    let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-such-instance.json");
+    for args in [&["validate"][..], &["solve"], &["solve", "--json"]] {
+        let r = run_path(args, &missing);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        assert!(r.stderr.contains("no-such-instance.json"), "{}", r.stderr);
+    }
+    let r = run(&[
+        "verify",
+        missing.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2);
+    let instance = instance_file("hand-no-bound");
+    let r = run(&[
+        "verify",
+        instance.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no-such-instance.json"), "{}", r.stderr);
+}
+
+// ---- solve
+
+#[test]
+fn solve_prints_a_readable_summary() {
+    let r = run_path(&["solve"], &instance_file("hand-no-bound"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty());
+    let out = &r.stdout;
+    // The optimum of instances/README.md: 2.125, three jobs run in 2-unit slots, slow idles,
+    // pair is forced, part has no bound; all 8 units used.
+    assert!(out.contains("instance   hand-no-bound"), "{out}");
+    assert!(out.contains("status     optimal"), "{out}");
+    assert!(out.contains("objective  2.125000000"), "{out}");
+    assert!(
+        out.contains("3 run, 1 idle; 1 forced (0 cannot catch up), 1 without a fairness bound"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("v100") && l.contains("8 / 8")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("time") && l.ends_with(" s")),
+        "{out}"
+    );
+
+    let r = run_path(&["solve"], &instance_file("hand-fastest-first"));
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("objective  4.000000000"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("3 forced (1 cannot catch up)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn solve_json_is_exactly_the_solution_document() {
+    let (code, doc) = solve_json(&instance_file("hand-no-bound"), "dp");
+    assert_eq!(code, 0);
+    assert_eq!(
+        keys(&doc),
+        [
+            "format",
+            "instance",
+            "solver",
+            "status",
+            "objective",
+            "assignments",
+            "units_used",
+            "stats"
+        ]
+    );
+    assert_eq!(doc["format"], "stsfair-solution/1");
+    assert_eq!(doc["instance"], "hand-no-bound");
+    assert_eq!(doc["solver"], "dp");
+    assert_eq!(doc["status"], "optimal");
+    let objective = doc["objective"].as_f64().unwrap();
+    assert!((objective - 2.125).abs() < 1e-12, "{objective}");
+    // Every job once, in the instance's order.
+    assert_eq!(
+        doc["assignments"],
+        serde_json::json!([
+            { "job": "part", "gpu": "v100", "slot": 2 },
+            { "job": "whole", "gpu": "v100", "slot": 2 },
+            { "job": "pair", "gpu": "v100", "slot": 2 },
+            { "job": "slow", "idle": true }
+        ])
+    );
+    assert_eq!(doc["units_used"], serde_json::json!({ "v100": 8 }));
+    let seconds = doc["stats"]["seconds"].as_f64().unwrap();
+    assert!(seconds >= 0.0 && seconds.is_finite());
+}
+
+#[test]
+fn solve_json_names_every_gpu_type_in_units_used() {
+    // Both types of hand-fastest-first are used; an added k80 type that no job can use is
+    // still named, with 0.
+    let (_, doc) = solve_json(&instance_file("hand-fastest-first"), "dp");
+    assert_eq!(
+        doc["units_used"],
+        serde_json::json!({ "v100": 4, "a100": 8 })
+    );
+    let text = std::fs::read_to_string(instance_file("hand-share-one-gpu")).unwrap();
+    let two_types = text.replacen(
+        "\"gpu_types\": [ ",
+        "\"gpu_types\": [ { \"name\": \"k80\", \"count\": 3, \"units\": 4, \"slot_sizes\": [4] }, ",
+        1,
+    );
+    assert_ne!(two_types, text);
+    let (code, doc) = solve_json(&scratch("unused-type.json", two_types), "dp");
+    assert_eq!(code, 0);
+    assert_eq!(keys(&doc["units_used"]), ["k80", "v100"]);
+    assert_eq!(doc["units_used"]["k80"], 0);
+}
+
+#[test]
+fn every_solver_gives_the_hand_worked_optimum_by_cli() {
+    let solvers = run(&[
+        "solve",
+        "--solver",
+        "?",
+        instance_file("hand-no-bound").to_str().unwrap(),
+    ]);
+    assert_eq!(solvers.code, 2);
+    for solver in ["dp", "dp-dense", "brute"] {
+        assert!(solvers.stderr.contains(solver), "{}", solvers.stderr);
+        for (name, optimum) in [
+            ("hand-share-one-gpu", 0.625 + 0.5 / 0.6),
+            ("hand-fastest-first", 4.0),
+            ("hand-no-bound", 2.125),
+        ] {
+            let (code, doc) = solve_json(&instance_file(name), solver);
+            assert_eq!(code, 0, "{solver} on {name}");
+            assert_eq!(doc["solver"], solver);
+            let objective = doc["objective"].as_f64().unwrap();
+            assert!(
+                (objective - optimum).abs() <= 1e-9 * optimum,
+                "{solver} on {name}: {objective}"
+            );
+        }
+    }
+}
+
+#[test]
+fn infeasible_round_exits_3_with_reason_and_null_objective() {
+    let (code, doc) = solve_json(&instance_file("hand-infeasible"), "dp");
+    assert_eq!(code, 3);
+    assert_eq!(doc["status"], "infeasible");
+    assert_eq!(doc["objective"], Value::Null);
+    assert_eq!(doc["assignments"], serde_json::json!([]));
+    assert_eq!(
+        doc["units_used"],
+        serde_json::json!({ "v100": 0, "k80": 0 })
+    );
+    let reason = doc["stats"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("[v100]") && reason.contains("short by 4 units"),
+        "{reason}"
+    );
+
+    let r = run_path(
+        &["solve", "--solver", "dp-dense"],
+        &instance_file("hand-infeasible"),
+    );
+    assert_eq!(r.code, 3);
+    assert!(r.stdout.contains("status     infeasible"), "{}", r.stdout);
+    assert!(r.stdout.contains("short by 4 units"), "{}", r.stdout);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let file = instance_file("hand-no-bound");
+    let file = file.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["solve"],
+        &["frobnicate"],
+        &["solve", file, "--solver", "simplex"],
+        &["solve", file, "--no-such-flag"],
+        &["solve", file, "--time-limit", "-1"],
+        &["solve", file, "--time-limit", "nan"],
+        &["solve", file, "--threads", "0"],
+        &["verify", file],
+    ];
+    for args in cases {
+        let r = run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        assert!(!r.stderr.is_empty(), "{args:?}");
+    }
+    let r = run(&["solve", file, "--solver", "simplex"]);
+    assert!(
+        r.stderr
+            .contains("--solver must be one of dp, dp-dense, brute"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(run(&["--help"]).code, 0);
+    assert_eq!(run(&["--version"]).code, 0);
+}
+
+#[test]
+fn a_solver_that_cannot_answer_exits_1() {
+    // The dense DP's memory guard at 0 MiB refuses before allocating: a failure, not bad input.
+    let r = run_path(
+        &["solve", "--solver", "dp-dense", "--max-memory-mib", "0"],
+        &instance_file("hand-no-bound"),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr.contains("dp-dense: the instance needs") && r.stderr.contains("bytes"),
+        "{}",
+        r.stderr
+    );
+}
+
+// ---- verify
+
+/// A change to a solution document.
+type Edit = dyn Fn(&mut Value);
+
+#[test]
+fn verify_accepts_solve_output_and_rejects_tampering() {
+    for name in ["hand-share-one-gpu", "hand-fastest-first", "hand-no-bound"] {
+        let instance = instance_file(name);
+        let r = run_path(&["solve", "--json"], &instance);
+        assert_eq!(r.code, 0);
+        let solution = scratch(&format!("{name}.solution.json"), &r.stdout);
+        let ok = run(&[
+            "verify",
+            instance.to_str().unwrap(),
+            solution.to_str().unwrap(),
+        ]);
+        assert_eq!(ok.code, 0, "{name}: {}", ok.stderr);
+        assert!(
+            ok.stdout.starts_with("valid: optimal solution, objective"),
+            "{}",
+            ok.stdout
+        );
+    }
+
+    let instance = instance_file("hand-fastest-first");
+    let (_, doc) = solve_json(&instance, "dp");
+    let tampered = |label: &str, edit: &Edit| {
+        let mut bad = doc.clone();
+        edit(&mut bad);
+        let file = scratch(&format!("tampered-{label}.json"), bad.to_string());
+        run(&["verify", instance.to_str().unwrap(), file.to_str().unwrap()])
+    };
+    let cases: [(&str, &Edit, &str); 5] = [
+        (
+            "objective",
+            &|d| d["objective"] = 4.5.into(),
+            "the assignments are worth 4",
+        ),
+        (
+            "idle-forced",
+            &|d| d["assignments"][1] = serde_json::json!({ "job": "mid", "idle": true }),
+            "job mid: is forced",
+        ),
+        (
+            "units",
+            &|d| d["units_used"]["a100"] = 7.into(),
+            "gpu type a100: units_used says 7",
+        ),
+        (
+            "slower",
+            &|d| d["assignments"][0]["slot"] = 2.into(),
+            "gpu type a100: units_used says 8, the assignments use 6",
+        ),
+        (
+            "dropped",
+            &|d| d["assignments"][2]["slot"] = 4.into(),
+            "(v100, 4) is not an option of the job",
+        ),
+    ];
+    for (label, edit, message) in cases {
+        let r = tampered(label, edit);
+        assert_eq!(r.code, 1, "{label}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("invalid solution") && r.stderr.contains(message),
+            "{label}: {}",
+            r.stderr
+        );
+    }
+    // A second document after the solution is not ignored.
+    let file = scratch("two-solutions.json", format!("{doc}\n{doc}"));
+    let r = run(&["verify", instance.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("trailing characters"), "{}", r.stderr);
+    // Not a solution document at all, or jobs out of order: malformed input, exit 2.
+    let r = tampered("format", &|d| d["format"] = "stsfair/1".into());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = tampered("order", &|d| {
+        d["assignments"].as_array_mut().unwrap().swap(0, 1)
+    });
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("assignments[0].job"), "{}", r.stderr);
+}
+
+#[test]
+fn verify_certifies_an_infeasible_answer() {
+    let instance = instance_file("hand-infeasible");
+    let r = run_path(&["solve", "--json"], &instance);
+    assert_eq!(r.code, 3);
+    let solution = scratch("infeasible.solution.json", &r.stdout);
+    let ok = run(&[
+        "verify",
+        instance.to_str().unwrap(),
+        solution.to_str().unwrap(),
+    ]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(
+        ok.stdout.contains("certified by a capacity shortage"),
+        "{}",
+        ok.stdout
+    );
+}
+
+// ---- garbage never panics
+
+#[test]
+fn garbage_input_never_panics() {
+    let deep_array = "[".repeat(100_000);
+    let deep_object = "{\"a\":".repeat(100_000);
+    let huge_ints = std::fs::read_to_string(instance_file("hand-share-one-gpu"))
+        .unwrap()
+        .replace(
+            "\"count\": 1",
+            "\"count\": 99999999999999999999999999999999",
+        );
+    let two_documents =
+        std::fs::read_to_string(instance_file("hand-share-one-gpu")).unwrap() + "{}";
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("two-documents", two_documents.into_bytes()),
+        ("empty", Vec::new()),
+        ("whitespace", b"  \n\t ".to_vec()),
+        ("binary", (0..=255u8).cycle().take(4096).collect()),
+        ("invalid-utf8", vec![b'{', 0xff, 0xfe, b'}']),
+        ("bom", b"\xef\xbb\xbf{}".to_vec()),
+        ("array", b"[]".to_vec()),
+        ("number", b"1e999999".to_vec()),
+        ("string", b"\"stsfair/1\"".to_vec()),
+        ("deep-array", deep_array.into_bytes()),
+        ("deep-object", deep_object.into_bytes()),
+        ("huge-ints", huge_ints.into_bytes()),
+        ("nul", b"{\"format\":\"stsfair/1\x00\"}".to_vec()),
+        (
+            "escapes",
+            br#"{"format":"\ud800","gpu_types":[],"jobs":[]}"#.to_vec(),
+        ),
+        (
+            "truncated",
+            br#"{"format":"stsfair/1","gpu_types":[{"name":"v100","count":1,"#.to_vec(),
+        ),
+    ];
+    let good_instance = instance_file("hand-share-one-gpu");
+    for (label, bytes) in cases {
+        let file = scratch(&format!("garbage-{label}.json"), &bytes);
+        for args in [&["validate"][..], &["solve"], &["solve", "--json"]] {
+            let r = run_path(args, &file);
+            assert_eq!(r.code, 2, "{label} {args:?}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{label} {args:?}: {}", r.stdout);
+            assert!(
+                r.stderr.starts_with("stsfair: "),
+                "{label} {args:?}: {}",
+                r.stderr
+            );
+        }
+        // The same garbage as a solution file.
+        let r = run(&[
+            "verify",
+            good_instance.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 2, "{label} as a solution: {}", r.stderr);
+    }
+    // A directory where a file is expected.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let r = run_path(&["validate"], dir);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}

@@ -1,0 +1,307 @@
+//! Instance generation: determinism (same seed, same bytes), validity and round trips of every
+//! generated instance, the Gavel slot-time derivation, and the shipped generated instances
+//! (each one is regenerated from the command line recorded in instances/README.md).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use stsfair::formulation::{JobClass, RoundProblem};
+use stsfair::{Fairness, Instance};
+use stsfair_costs::gavel::GavelThroughputs;
+use stsfair_costs::generate::{self, GenConfig, GpuSpec};
+use stsfair_costs::{CoLocationModel, JobType};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn gavel() -> GavelThroughputs {
+    GavelThroughputs::bundled()
+}
+
+fn gpus(names: &[&str], count: u64, units: u32, ladder: &[u32]) -> Vec<GpuSpec> {
+    names
+        .iter()
+        .map(|n| GpuSpec {
+            name: n.to_string(),
+            count,
+            units,
+            ladder: ladder.to_vec(),
+        })
+        .collect()
+}
+
+/// A spread of configurations: 1 to 4 types, several ladders, multi-worker jobs, other fairness.
+fn configs() -> Vec<GenConfig> {
+    let mut out = Vec::new();
+    for (i, (names, units, ladder)) in [
+        (&["g1"][..], 4, &[1, 2, 4][..]),
+        (&["g1", "g2"][..], 8, &[2, 4, 8][..]),
+        (&["g1", "g2", "g3"][..], 6, &[1, 3][..]),
+        (&["g1", "g2", "g3", "g4"][..], 4, &[4][..]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        out.push(GenConfig {
+            name: Some(format!("cfg-{i}")),
+            jobs: 30 + 10 * i,
+            gpus: gpus(names, 3 + i as u64, units, ladder),
+            seed: 11 * i as u64,
+            multi: i % 2 == 1,
+            weights: if i == 2 {
+                vec![1.0, 2.0, 4.0]
+            } else {
+                vec![1.0]
+            },
+            fairness: if i == 3 {
+                Fairness {
+                    lambda: 0.5,
+                    max_debt: 0.0,
+                    credit: 2.0,
+                }
+            } else {
+                Fairness::default()
+            },
+            ..GenConfig::default()
+        });
+    }
+    out
+}
+
+fn round_trips(instance: &Instance) {
+    let text = instance.to_json();
+    let back = Instance::from_json(&text).unwrap();
+    assert_eq!(&back, instance);
+    assert_eq!(back.to_json(), text);
+}
+
+#[test]
+fn synthetic_same_seed_same_bytes_and_round_trips() {
+    for config in configs() {
+        let a = generate::synthetic(&config).unwrap();
+        let b = generate::synthetic(&config).unwrap();
+        assert_eq!(a.to_json(), b.to_json());
+        let c = generate::synthetic(&GenConfig {
+            seed: config.seed + 1,
+            ..config.clone()
+        })
+        .unwrap();
+        assert_ne!(a.to_json(), c.to_json());
+        assert_eq!(a.jobs().len(), config.jobs);
+        assert!(
+            a.jobs().iter().all(|j| !j.times().is_empty()),
+            "every job keeps at least one type"
+        );
+        round_trips(&a);
+    }
+}
+
+#[test]
+fn gavel_same_seed_same_bytes_and_round_trips() {
+    let data = gavel();
+    for multi in [false, true] {
+        let config = GenConfig {
+            jobs: 200,
+            gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
+            seed: 5,
+            multi,
+            ..GenConfig::default()
+        };
+        let a = generate::from_measurements(data.inputs(), &config).unwrap();
+        let b = generate::from_measurements(data.inputs(), &config).unwrap();
+        assert_eq!(a.to_json(), b.to_json());
+        round_trips(&a);
+        let distributed = a.jobs().iter().filter(|j| j.workers() > 1).count();
+        assert_eq!(distributed > 0, multi);
+    }
+}
+
+#[test]
+fn forced_jobs_are_the_requested_fraction() {
+    let data = gavel();
+    for jobs in [10, 95, 300] {
+        let config = GenConfig {
+            jobs,
+            gpus: gpus(&["v100", "k80"], 4, 4, &[1, 2, 4]),
+            ..GenConfig::default()
+        };
+        for inst in [
+            generate::from_measurements(data.inputs(), &config).unwrap(),
+            generate::synthetic(&config).unwrap(),
+        ] {
+            let problem = RoundProblem::new(&inst);
+            let forced = problem
+                .jobs
+                .iter()
+                .filter(|j| matches!(j.class, JobClass::Forced { .. }))
+                .count();
+            assert_eq!(forced, (0.1 * jobs as f64).round() as usize);
+            // At the defaults (lambda = max_debt = 1), forced exactly when D_j > 0.
+            for (j, rj) in inst.jobs().iter().zip(&problem.jobs) {
+                assert_eq!(
+                    j.deficit() > 0.0,
+                    matches!(rj.class, JobClass::Forced { .. }),
+                    "{}",
+                    j.id()
+                );
+            }
+        }
+    }
+}
+
+/// Slot times follow docs/costs.md: tau(U) = 1/solo, tau(U/2) = 1/median of the measured
+/// co-located throughputs, the power law in between, nothing where a job has no solo entry, only
+/// whole GPUs for distributed jobs; and the times fall as slots grow.
+#[test]
+fn gavel_slot_times_follow_the_documented_derivation() {
+    let data = gavel();
+    let inputs = data.inputs();
+    let config = GenConfig {
+        jobs: 400,
+        gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
+        multi: true,
+        seed: 9,
+        ..GenConfig::default()
+    };
+    let inst = generate::from_measurements(inputs, &config).unwrap();
+    let rel = |a: f64, b: f64| ((a - b) / b).abs();
+    for job in inst.jobs() {
+        // The id ends with the job type's slug.
+        let jt: &JobType = inputs
+            .job_types()
+            .iter()
+            .find(|t| job.id().ends_with(&format!("-{}", t.slug())))
+            .unwrap();
+        let j = inputs.job_index(jt).unwrap();
+        assert_eq!(job.workers(), jt.scale_factor);
+        for (k, name) in ["v100", "p100", "k80"].iter().enumerate() {
+            let g = inputs.gpu_index(name).unwrap();
+            let times: Vec<(u32, f64)> = job
+                .times()
+                .iter()
+                .filter(|t| t.gpu == k)
+                .map(|t| (t.slot, t.sec_per_iter))
+                .collect();
+            let Some(solo) = inputs.solo(g, j) else {
+                assert!(times.is_empty(), "{} has no solo entry on {name}", job.id());
+                continue;
+            };
+            let whole = times.iter().find(|t| t.0 == 4).unwrap().1;
+            assert!(rel(whole, 1.0 / solo) < 1e-5);
+            if jt.scale_factor > 1 {
+                assert_eq!(times.len(), 1, "distributed jobs only get whole GPUs");
+                continue;
+            }
+            let Some(typical) = inputs.typical_shared_throughput(g, j) else {
+                assert_eq!(
+                    times.len(),
+                    1,
+                    "{}: no co-runner fits beside it on {name}: whole GPUs only",
+                    job.id()
+                );
+                continue;
+            };
+            let half = times.iter().find(|t| t.0 == 2).unwrap().1;
+            assert!(rel(half, 1.0 / typical) < 1e-5);
+            let quarter = times.iter().find(|t| t.0 == 1).unwrap().1;
+            // Power law through both points: theta(1) = theta(2)^2 / theta(4).
+            let expected = if typical < solo {
+                solo / (typical * typical)
+            } else {
+                1.0 / solo
+            };
+            assert!(
+                rel(quarter, expected) < 1e-4,
+                "{}: {quarter} vs {expected}",
+                job.id()
+            );
+            assert!(quarter >= half && half >= whole);
+        }
+    }
+}
+
+#[test]
+fn unknown_gavel_type_and_bad_parameters_are_errors() {
+    let data = gavel();
+    let config = GenConfig {
+        jobs: 3,
+        gpus: gpus(&["a100"], 1, 4, &[1, 2, 4]),
+        ..GenConfig::default()
+    };
+    let err = generate::from_measurements(data.inputs(), &config).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("gpu type \"a100\" is not in the measurements"),
+        "{err}"
+    );
+    let config = GenConfig {
+        jobs: 3,
+        gpus: gpus(&["g"], 1, 4, &[1, 3]),
+        ..GenConfig::default()
+    };
+    let err = generate::synthetic(&config).unwrap_err();
+    assert!(err.to_string().contains("slot_sizes"), "{err}");
+    let config = GenConfig {
+        jobs: 3,
+        gpus: Vec::new(),
+        ..GenConfig::default()
+    };
+    assert!(generate::synthetic(&config).is_err());
+}
+
+/// Every `stsfair gen ... --out instances/NAME.json` line of instances/README.md, run again,
+/// writes exactly the shipped file; and every shipped generated file is listed there.
+#[test]
+fn shipped_generated_instances_match_their_recorded_commands() {
+    let readme = std::fs::read_to_string(root().join("instances/README.md")).unwrap();
+    let section = readme
+        .split("## Generated instances")
+        .nth(1)
+        .expect("instances/README.md has a Generated instances section");
+    let dir = std::env::temp_dir().join(format!("stsfair-gen-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut checked = Vec::new();
+    for line in section
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("stsfair gen ") && l.contains(" --out "))
+    {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let out_at = args.iter().position(|a| *a == "--out").unwrap();
+        let shipped = args[out_at + 1];
+        let name = Path::new(shipped).file_name().unwrap().to_owned();
+        let fresh = dir.join(&name);
+        let mut cmd_args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        cmd_args[out_at + 1] = fresh.display().to_string();
+        let status = Command::new(env!("CARGO_BIN_EXE_stsfair"))
+            .args(&cmd_args)
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        let want = std::fs::read(root().join(shipped)).unwrap();
+        let got = std::fs::read(&fresh).unwrap();
+        assert!(
+            want == got,
+            "{shipped} differs from the output of its recorded command"
+        );
+        Instance::from_json(std::str::from_utf8(&got).unwrap()).unwrap();
+        checked.push(name.to_string_lossy().into_owned());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    for entry in std::fs::read_dir(root().join("instances")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if (name.starts_with("gavel-") || name.starts_with("synth-")) && name.ends_with(".json") {
+            assert!(
+                checked.contains(&name),
+                "{name} has no recorded command in instances/README.md"
+            );
+        }
+    }
+    assert!(!checked.is_empty());
+}

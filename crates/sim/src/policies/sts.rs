@@ -1,0 +1,333 @@
+//! `sts`: the crate's spatiotemporal-fair round scheduler ([`RoundScheduler`]) as a simulation
+//! policy.
+//!
+//! Each round the active jobs form an STS round problem (MODEL.md): every GPU is cut into `U`
+//! units (4 by default) with slots of 1, 2, 4, ... units, and a job's predicted throughput in
+//! each slot comes from the Gavel data exactly as `stsfair gen --gavel` derives it
+//! ([`slot_throughputs`]): the solo throughput for a whole GPU, the median co-located throughput
+//! for a half GPU, a power law through both for smaller slots. The round scheduler solves the
+//! problem (the solver is configurable: `dp` is exact and fast, `ilp` the HiGHS baseline),
+//! relaxes the fairness constraint when the forced jobs cannot all fit, and places the slots on
+//! GPUs choosing co-runners by their measured slowdowns.
+//!
+//! What a job then really gets is read from the measurements for its actual co-runners: alone
+//! on its GPU, its solo throughput; beside one job, the measured pair throughput; beside several,
+//! the product of the pairwise slowdowns (the composition rule of
+//! [`CoLocationModel::throughput_with`](stsfair_costs::CoLocationModel::throughput_with)). A pair measured as impossible (Gavel's `[0, 0]`) gives
+//! the job nothing that round. The realized throughputs are what the round scheduler's deficits
+//! are updated with, so mispredictions are paid back in later rounds.
+//!
+//! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
+//! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
+//! reports how often (`solver_fallbacks`).
+//!
+//! Per round: one round-problem solve (more when relaxing, O(log F) for F forced jobs), O(n)
+//! instance building, and placement.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::super::engine::{Placement, RoundReport, Scheduler, SimState};
+use super::super::{Cluster, SimConfig, SimError};
+use super::PolicyOptions;
+use stsfair::instance::{Instance, JobSpec};
+use stsfair::rounds::RoundScheduler;
+use stsfair::solvers::{Fallback, Solver, SolverConfig, SolverKind};
+use stsfair_costs::slots::slot_throughputs;
+
+/// The STS policy.
+pub struct Sts {
+    solver: SolverKind,
+    units: u32,
+    ladder: Vec<u32>,
+    inner: Option<RoundScheduler>,
+    /// Job id -> its name in the round scheduler.
+    names: HashMap<usize, String>,
+    /// (name, realized throughput) of the jobs placed in the round being run.
+    realized: Vec<(String, f64)>,
+    solver_seconds: f64,
+    fallbacks: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Sts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sts")
+            .field("solver", &self.solver)
+            .field("units", &self.units)
+            .finish()
+    }
+}
+
+/// Slot sizes 1, 2, 4, ... up to `units` (a divisibility ladder), plus `units` itself.
+fn ladder(units: u32) -> Vec<u32> {
+    let mut sizes: Vec<u32> = std::iter::successors(Some(1u32), |s| s.checked_mul(2))
+        .take_while(|&s| s < units)
+        .collect();
+    sizes.retain(|&s| units.is_multiple_of(s));
+    sizes.push(units);
+    sizes
+}
+
+/// The name of job `id` in the round scheduler: it carries the job type so that the placement's
+/// co-location model can read it back.
+fn name(id: usize, job_type: usize) -> String {
+    format!("{id}/{job_type}")
+}
+
+fn job_type_of(name: &str) -> Option<usize> {
+    name.split_once('/').and_then(|(_, t)| t.parse().ok())
+}
+
+impl Sts {
+    /// An STS policy for `cluster` with the solver and units of `options`.
+    pub fn new(
+        _cluster: &Cluster,
+        _config: &SimConfig,
+        options: &PolicyOptions,
+    ) -> Result<Sts, SimError> {
+        if options.sts_units == 0 {
+            return Err(SimError::Setting {
+                setting: "units",
+                rule: "must be at least 1",
+                got: "0".into(),
+            });
+        }
+        Ok(Sts {
+            solver: options.sts_solver,
+            units: options.sts_units,
+            ladder: ladder(options.sts_units),
+            inner: None,
+            names: HashMap::new(),
+            realized: Vec::new(),
+            solver_seconds: 0.0,
+            fallbacks: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    fn error(message: impl std::fmt::Display) -> SimError {
+        SimError::Solver {
+            policy: "sts".to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    /// The round scheduler, built at the first arrival (it needs the throughputs).
+    fn inner(&mut self, state: &SimState<'_>) -> Result<&mut RoundScheduler, SimError> {
+        if self.inner.is_none() {
+            let mut builder = Instance::builder();
+            for t in &state.cluster.types {
+                let sizes: Vec<u64> = self.ladder.iter().map(|&s| u64::from(s)).collect();
+                builder =
+                    builder.gpu_type(&t.name, u64::from(t.count), u64::from(self.units), &sizes);
+            }
+            let cluster = builder.build().map_err(Sts::error)?;
+            let config = SolverConfig::default();
+            let primary = self.solver.build(&config);
+            // The ILP when built with HiGHS, and unless it is the configured solver already.
+            let backup = SolverKind::ALL
+                .iter()
+                .find(|k| k.name() == "ilp" && **k != self.solver)
+                .map(|k| k.build(&config));
+            // The answer is exact either way; the refusals are counted.
+            let solver: Box<dyn Solver> = match backup {
+                Some(then) => Box::new(Fallback {
+                    first: primary,
+                    then,
+                    fallbacks: Arc::clone(&self.fallbacks),
+                }),
+                None => primary,
+            };
+            // Placement chooses co-runners by measured slowdown, 1 - shared / solo (infinite
+            // for pairs that cannot share).
+            let table = Arc::new(state.table.clone());
+            let workers: HashMap<String, usize> = state
+                .cluster
+                .types
+                .iter()
+                .map(|t| (t.name.clone(), t.worker))
+                .collect();
+            let model = move |job: &str, other: &str, gpu: &str| -> f64 {
+                let (Some(a), Some(b), Some(&w)) =
+                    (job_type_of(job), job_type_of(other), workers.get(gpu))
+                else {
+                    return 0.0;
+                };
+                let solo = table.solo(w, a);
+                let (own, _) = table.pair(w, a, b);
+                if own <= 0.0 || solo <= 0.0 {
+                    f64::INFINITY
+                } else {
+                    (1.0 - own / solo).max(0.0)
+                }
+            };
+            self.inner = Some(RoundScheduler::new(&cluster, solver).with_colocation(model));
+        }
+        self.inner
+            .as_mut()
+            .ok_or_else(|| Sts::error("round scheduler missing"))
+    }
+}
+
+impl Scheduler for Sts {
+    fn name(&self) -> String {
+        "sts".to_string()
+    }
+
+    fn job_arrived(&mut self, id: usize, state: &SimState<'_>) -> Result<(), SimError> {
+        let job = &state.jobs[id];
+        let label = name(id, job.job_type);
+        let mut spec = JobSpec::new(label.clone())
+            .weight(job.weight)
+            .workers(u64::from(job.scale_factor));
+        let model = state
+            .table
+            .model()
+            .ok_or_else(|| Sts::error("the throughput table has no co-location model"))?;
+        for t in &state.cluster.types {
+            for (slot, thr) in
+                slot_throughputs(model, t.worker, job.job_type, self.units, &self.ladder)
+            {
+                if thr > 0.0 {
+                    spec = spec.time(&t.name, u64::from(slot), 1.0 / thr);
+                }
+            }
+        }
+        self.inner(state)?.add_job(spec).map_err(Sts::error)?;
+        self.names.insert(id, label);
+        Ok(())
+    }
+
+    fn job_finished(&mut self, id: usize, _state: &SimState<'_>) {
+        if let (Some(label), Some(inner)) = (self.names.remove(&id), self.inner.as_mut()) {
+            // The job is active in the scheduler: removal cannot fail.
+            let _ = inner.remove_job(&label);
+        }
+    }
+
+    fn round_finished(&mut self, _report: &RoundReport, _state: &SimState<'_>) {
+        if let Some(inner) = self.inner.as_mut() {
+            let realized: Vec<(&str, f64)> = self
+                .realized
+                .iter()
+                .map(|(n, t)| (n.as_str(), *t))
+                .collect();
+            // Every reported job was in the plan and is still active: the report is valid.
+            let _ = inner.report(&realized);
+        }
+        self.realized.clear();
+    }
+
+    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<Placement>, SimError> {
+        if state.active.is_empty() {
+            return Ok(Vec::new());
+        }
+        let start = Instant::now();
+        let plan = self.inner(state)?.plan().map_err(Sts::error)?;
+        self.solver_seconds += start.elapsed().as_secs_f64();
+        let ids: HashMap<&str, usize> =
+            self.names.iter().map(|(&id, n)| (n.as_str(), id)).collect();
+        // Co-runners per GPU.
+        let mut on_gpu: HashMap<(usize, u32), Vec<&str>> = HashMap::new();
+        for g in &plan.placement.gpus {
+            for s in &g.slots {
+                on_gpu
+                    .entry((g.gpu_type, g.index))
+                    .or_default()
+                    .push(s.job.as_str());
+            }
+        }
+        let mut placements = Vec::new();
+        for planned in &plan.jobs {
+            let (Some((k, slot)), Some(&id)) = (planned.run, ids.get(planned.id.as_str())) else {
+                continue;
+            };
+            let w = state.cluster.types[k].worker;
+            let a = state.jobs[id].job_type;
+            let solo = state.table.solo(w, a);
+            let gpus = plan.placement.gpus_of(&planned.id);
+            // The slowest worker sets the pace of a distributed job.
+            let mut realized = f64::INFINITY;
+            for &(_, g) in &gpus {
+                let mut thr = solo;
+                for other in on_gpu
+                    .get(&(k, g))
+                    .into_iter()
+                    .flatten()
+                    .filter(|o| **o != planned.id)
+                {
+                    let b = job_type_of(other).unwrap_or(a);
+                    let (own, _) = state.table.pair(w, a, b);
+                    thr *= if solo > 0.0 { own / solo } else { 0.0 };
+                }
+                realized = realized.min(thr);
+            }
+            if !(realized.is_finite() && realized > 0.0) {
+                continue;
+            }
+            self.realized.push((planned.id.clone(), realized));
+            placements.push(Placement {
+                jobs: vec![id],
+                gpu_type: k,
+                gpus: gpus.iter().map(|&(_, g)| g).collect(),
+                fraction: f64::from(slot) / f64::from(self.units),
+                throughputs: vec![realized],
+            });
+        }
+        Ok(placements)
+    }
+
+    fn solver_seconds(&self) -> f64 {
+        self.solver_seconds
+    }
+
+    fn solver_fallbacks(&self) -> u64 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(all(test, feature = "highs"))]
+mod tests {
+    use super::*;
+    use stsfair::formulation::RoundProblem;
+    use stsfair::instance::Instance;
+    use stsfair::solution::objectives_agree;
+    use stsfair::solvers::SolveError;
+
+    /// A round problem the DP refuses under a tiny state limit goes to the ILP, is counted, and
+    /// gets the DP's own optimum.
+    #[test]
+    fn too_large_rounds_fall_back_to_the_ilp() {
+        let instance = Instance::from_path(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../instances/gavel-8x3-40.json"
+        ))
+        .unwrap();
+        let problem = RoundProblem::new(&instance);
+        let mut tiny = SolverConfig::default();
+        tiny.max_bytes = Some(100);
+        let fallbacks = Arc::new(AtomicU64::new(0));
+        let solver = Fallback {
+            first: SolverKind::Dp.build(&tiny),
+            then: SolverKind::Ilp.build(&SolverConfig::default()),
+            fallbacks: Arc::clone(&fallbacks),
+        };
+        let answer = solver.solve_problem(&problem).unwrap();
+        assert_eq!(fallbacks.load(Ordering::Relaxed), 1);
+        let exact = SolverKind::Dp
+            .build(&SolverConfig::default())
+            .solve_problem(&problem)
+            .unwrap();
+        assert!(objectives_agree(
+            answer.objective.unwrap(),
+            exact.objective.unwrap()
+        ));
+        // Without a backup (the sts policy then uses the solver alone) the refusal is the answer.
+        let alone = SolverKind::Dp.build(&tiny);
+        assert!(matches!(
+            alone.solve_problem(&problem),
+            Err(SolveError::TooLarge { .. })
+        ));
+    }
+}

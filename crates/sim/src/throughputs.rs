@@ -1,0 +1,240 @@
+//! The throughputs the simulator runs on: a dense table of solo and co-located steps per second,
+//! indexed by GPU type and job type.
+//!
+//! The simulator looks throughputs up millions of times (every job, every round, every candidate
+//! pair), so the measured data is copied once into flat vectors indexed by small integers rather
+//! than looked up by name. The table is built from any source through [`ThroughputTable::new`];
+//! [`ThroughputTable::from_gavel`] builds it from Gavel's measurements (the `costs` module's
+//! importer) and fills unmeasured pairs with the `costs` predictor.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use stsfair_costs::{
+    CoLocationModel, Colocation, CostError, GavelThroughputs, JobType, LearnedPredictor,
+    PredictorConfig,
+};
+
+/// Solo and pairwise throughputs (steps per second of the whole job) per GPU type and job type.
+#[derive(Clone)]
+pub struct ThroughputTable {
+    workers: Vec<String>,
+    jobs: Vec<JobType>,
+    index: HashMap<(String, u32), usize>,
+    /// solo[w * J + j]; 0 when the job cannot run on the type.
+    solo: Vec<f64>,
+    /// pair[(w * J + a) * J + b] = (a's, b's) steps/s when a and b share one GPU (or one set of
+    /// sf GPUs); (0, 0) when they cannot run together; `None` when nobody measured or predicted it.
+    pair: Vec<Option<(f64, f64)>>,
+    predicted: usize,
+    /// The co-location model the table came from (measured pairs, or the learned predictor
+    /// when some were missing), for slot throughputs; same worker and job indices.
+    model: Option<Arc<dyn CoLocationModel + Send + Sync>>,
+}
+
+impl fmt::Debug for ThroughputTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThroughputTable")
+            .field("workers", &self.workers)
+            .field("job_types", &self.jobs.len())
+            .field("predicted_pairs", &self.predicted)
+            .field(
+                "model",
+                &self.model.as_ref().map(|m| m.method().to_string()),
+            )
+            .finish()
+    }
+}
+
+impl ThroughputTable {
+    /// Builds a table from lookup functions. `solo(w, j)` is the throughput of job type `j` alone
+    /// on worker type `w` (`None` or 0: cannot run); `pair(w, a, b)` the co-located pair. Pairs are
+    /// kept only between job types of the same scale factor (the only ones a GPU can share).
+    /// O(W * J^2) calls.
+    pub fn new(
+        workers: Vec<String>,
+        jobs: Vec<JobType>,
+        solo: impl Fn(usize, usize) -> Option<f64>,
+        pair: impl Fn(usize, usize, usize) -> Option<(f64, f64)>,
+    ) -> ThroughputTable {
+        let n = jobs.len();
+        let w = workers.len();
+        let mut s = vec![0.0; w * n];
+        let mut p = vec![None; w * n * n];
+        for wi in 0..w {
+            for a in 0..n {
+                s[wi * n + a] = solo(wi, a)
+                    .filter(|t| t.is_finite() && *t > 0.0)
+                    .unwrap_or(0.0);
+                for b in 0..n {
+                    if jobs[a].scale_factor == jobs[b].scale_factor {
+                        p[(wi * n + a) * n + b] =
+                            pair(wi, a, b).map(|(x, y)| (x.max(0.0), y.max(0.0)));
+                    }
+                }
+            }
+        }
+        let index = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| ((j.model(), j.scale_factor), i))
+            .collect();
+        ThroughputTable {
+            workers,
+            jobs,
+            index,
+            solo: s,
+            pair: p,
+            predicted: 0,
+            model: None,
+        }
+    }
+
+    /// The measured Gavel throughputs: solo entries, measured pairs, and `[0, 0]` pairs as pairs
+    /// that cannot share; unmeasured pairs stay unknown (see
+    /// [`fill_missing_pairs`](Self::fill_missing_pairs)).
+    pub fn from_gavel(gavel: &GavelThroughputs) -> ThroughputTable {
+        let mut table = ThroughputTable::new(
+            gavel.worker_types().to_vec(),
+            gavel.job_types().to_vec(),
+            |w, j| gavel.solo(w, j),
+            |w, a, b| match gavel.colocation(w, a, b) {
+                Colocation::Measured { own, other } => Some((own, other)),
+                Colocation::CannotRun => Some((0.0, 0.0)),
+                Colocation::Unmeasured => None,
+            },
+        );
+        table.model = Some(Arc::new(gavel.inputs().clone()));
+        table
+    }
+
+    /// Reads a Gavel throughputs file. Pairs the file does not measure (none in Gavel's own
+    /// file) are filled by the `costs` module's learned predictor, trained on the measured ones.
+    pub fn load(path: impl AsRef<Path>) -> Result<ThroughputTable, CostError> {
+        ThroughputTable::completed(&GavelThroughputs::from_path(path)?)
+    }
+
+    /// The Gavel throughputs bundled with `stsfair-costs` ([`GavelThroughputs::bundled`]), as
+    /// [`load`](Self::load) reads a file.
+    pub fn bundled() -> Result<ThroughputTable, CostError> {
+        ThroughputTable::completed(&GavelThroughputs::bundled())
+    }
+
+    /// [`from_gavel`](Self::from_gavel), with the pairs the data does not measure filled by the
+    /// learned predictor trained on the measured ones.
+    pub fn completed(gavel: &GavelThroughputs) -> Result<ThroughputTable, CostError> {
+        let mut table = ThroughputTable::from_gavel(gavel);
+        if table.missing_pairs() > 0 {
+            let model = LearnedPredictor::train(gavel.inputs(), &PredictorConfig::default())?;
+            table.fill_from_model(&model);
+            table.model = Some(Arc::new(model));
+        }
+        Ok(table)
+    }
+
+    /// Same-scale-factor pairs of job types that both run alone on the worker type but whose
+    /// co-location is unknown. O(W * J^2).
+    pub fn missing_pairs(&self) -> usize {
+        let n = self.jobs.len();
+        let mut missing = 0;
+        for w in 0..self.workers.len() {
+            for a in 0..n {
+                for b in 0..n {
+                    let both = self.solo(w, a) > 0.0 && self.solo(w, b) > 0.0;
+                    if both
+                        && self.jobs[a].scale_factor == self.jobs[b].scale_factor
+                        && !self.has_pair(w, a, b)
+                    {
+                        missing += 1;
+                    }
+                }
+            }
+        }
+        missing
+    }
+
+    /// Fills unmeasured pairs with a co-location model's predictions (both directions must be
+    /// predicted). The model's job and GPU indices must be this table's (true for a model built
+    /// on the same [`GavelThroughputs`]).
+    pub fn fill_from_model(&mut self, model: &dyn CoLocationModel) {
+        self.fill_missing_pairs(|w, a, b| {
+            Some((
+                model.pair_throughput(w, a, b)?,
+                model.pair_throughput(w, b, a)?,
+            ))
+        });
+    }
+
+    /// Fills every missing same-scale-factor pair with `predict(w, a, b)` (when it answers) and
+    /// counts how many were filled. O(W * J^2).
+    pub fn fill_missing_pairs(
+        &mut self,
+        predict: impl Fn(usize, usize, usize) -> Option<(f64, f64)>,
+    ) {
+        let n = self.jobs.len();
+        for wi in 0..self.workers.len() {
+            for a in 0..n {
+                for b in 0..n {
+                    let slot = (wi * n + a) * n + b;
+                    if self.jobs[a].scale_factor == self.jobs[b].scale_factor
+                        && self.pair[slot].is_none()
+                        && let Some((x, y)) = predict(wi, a, b)
+                    {
+                        self.pair[slot] = Some((x.max(0.0), y.max(0.0)));
+                        self.predicted += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Worker (GPU) type names.
+    pub fn workers(&self) -> &[String] {
+        &self.workers
+    }
+
+    /// Job types.
+    pub fn job_types(&self) -> &[JobType] {
+        &self.jobs
+    }
+
+    /// Index of a worker type by name.
+    pub fn worker(&self, name: &str) -> Option<usize> {
+        self.workers.iter().position(|w| w == name)
+    }
+
+    /// Index of a job type.
+    pub fn job_type(&self, model: &str, scale_factor: u32) -> Option<usize> {
+        self.index.get(&(model.to_string(), scale_factor)).copied()
+    }
+
+    /// Steps/s of job type `j` alone on worker type `w` (0: cannot run there).
+    pub fn solo(&self, w: usize, j: usize) -> f64 {
+        self.solo[w * self.jobs.len() + j]
+    }
+
+    /// Steps/s of `a` and of `b` when they share GPUs of type `w`; (0, 0) when they cannot, or
+    /// when the pair is unknown.
+    pub fn pair(&self, w: usize, a: usize, b: usize) -> (f64, f64) {
+        let n = self.jobs.len();
+        self.pair[(w * n + a) * n + b].unwrap_or((0.0, 0.0))
+    }
+
+    /// Whether the pair was measured or predicted.
+    pub fn has_pair(&self, w: usize, a: usize, b: usize) -> bool {
+        let n = self.jobs.len();
+        self.pair[(w * n + a) * n + b].is_some()
+    }
+
+    /// The co-location model behind the table (`None` for a table built from functions).
+    pub fn model(&self) -> Option<&(dyn CoLocationModel + Send + Sync)> {
+        self.model.as_deref()
+    }
+
+    /// How many pairs came from the predictor.
+    pub fn predicted_pairs(&self) -> usize {
+        self.predicted
+    }
+}

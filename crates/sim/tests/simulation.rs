@@ -1,0 +1,312 @@
+//! The simulator: trace parsing, determinism, sanity of small runs, and (ignored, long) the
+//! replay of Gavel's reference trace against Gavel's own numbers.
+
+use stsfair_sim::policies::{self, PolicyOptions};
+use stsfair_sim::trace::{self, TraceError};
+use stsfair_sim::workload::{self, WorkloadSpec};
+use stsfair_sim::{Cluster, Metrics, SimConfig, SimResult, ThroughputTable};
+
+/// Gavel's trace, vendored with its provenance in `data/gavel-ref/`.
+const GAVEL_TRACE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/data/gavel-ref/seed0-rate5-36x3.trace"
+);
+
+fn table() -> ThroughputTable {
+    ThroughputTable::bundled().expect("the bundled Gavel throughputs load")
+}
+
+fn run(
+    table: &ThroughputTable,
+    cluster: &str,
+    jobs: &[trace::TraceJob],
+    policy: &str,
+    config: &SimConfig,
+) -> SimResult {
+    let cluster = Cluster::parse(cluster, table).unwrap();
+    let jobs = stsfair_sim::jobs_from_trace(jobs, table).unwrap();
+    let options = PolicyOptions {
+        sts_solver: stsfair::SolverKind::Dp,
+        ..PolicyOptions::default()
+    };
+    let mut scheduler = policies::by_name(policy, &cluster, config, &options).unwrap();
+    stsfair_sim::simulate(
+        table,
+        &cluster,
+        &jobs,
+        config,
+        scheduler.as_mut(),
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+fn generated(table: &ThroughputTable, jobs: usize, rate: f64, seed: u64) -> Vec<trace::TraceJob> {
+    let spec = WorkloadSpec {
+        jobs,
+        rate,
+        seed,
+        multi_gpu: false,
+        reference: "v100".into(),
+    };
+    workload::generate(&spec, table).unwrap()
+}
+
+const GOOD: &str = "ResNet-18 (batch size 64)\tpython3 main.py --batch_size 64\timage_classification/cifar10\t--num_steps\t1\t1646636\t1\t1\t-1.000000\t0\n\
+A3C\tpython3 main.py --env PongNoFrameskip-v4\trl\t--max-steps\t0\t8000\t1\t1\t-1.000000\t195.668858\n";
+
+#[test]
+fn trace_parses_gavel_lines() {
+    let jobs = trace::parse_trace(GOOD).unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0].job_type, "ResNet-18 (batch size 64)");
+    assert_eq!(jobs[0].total_steps, 1_646_636);
+    assert!(jobs[0].needs_data_dir);
+    assert_eq!(jobs[1].job_type, "A3C");
+    assert_eq!(jobs[1].arrival, 195.668858);
+    assert_eq!(jobs[1].slo, None);
+    assert_eq!(
+        trace::parse_trace(&trace::write_trace(&jobs)).unwrap(),
+        jobs
+    );
+}
+
+#[test]
+fn trace_reads_the_reference_file() {
+    let jobs = trace::read_trace(GAVEL_TRACE).unwrap();
+    assert_eq!(jobs.len(), 1368);
+    assert!(jobs.iter().all(|j| j.scale_factor == 1));
+    // Every job type of the trace is known to the throughput table.
+    let table = table();
+    assert_eq!(
+        stsfair_sim::jobs_from_trace(&jobs, &table).unwrap().len(),
+        1368
+    );
+}
+
+#[test]
+fn trace_errors_name_line_and_field() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1",
+            "trace line 3: expected 10 tab-separated fields, got 9",
+        ),
+        (
+            "A3C\tx\ty\tz\t2\t8000\t1\t1\t-1\t5",
+            "trace line 3: field 5 (needs data dir) must be 0 or 1 (got \"2\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t-8\t1\t1\t-1\t5",
+            "trace line 3: field 6 (total steps) must be a positive integer (got \"-8\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t0\t1\t-1\t5",
+            "trace line 3: field 7 (scale factor) must be a positive integer (got \"0\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t0\t-1\t5",
+            "trace line 3: field 8 (priority weight) must be > 0 (got \"0\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\tslow\t5",
+            "trace line 3: field 9 (slo) must be a number (got \"slow\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\tinf",
+            "trace line 3: field 10 (arrival time) must be finite (got \"inf\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\t5",
+            "trace line 3: arrival time 5 is before the previous line's 195.668858; arrivals must be sorted",
+        ),
+    ];
+    for (line, message) in cases {
+        let text = format!("{GOOD}{line}\n");
+        let err = trace::parse_trace(&text).unwrap_err();
+        assert_eq!(err.to_string(), *message, "for line {line:?}");
+    }
+    assert!(matches!(trace::parse_trace("\n\n"), Err(TraceError::Empty)));
+    assert!(matches!(
+        trace::read_trace("/nonexistent/trace"),
+        Err(TraceError::Io { .. })
+    ));
+}
+
+#[test]
+fn unknown_job_type_is_reported_with_its_line() {
+    let table = table();
+    let jobs = trace::parse_trace(&GOOD.replace("A3C\t", "GPT-9\t")).unwrap();
+    let err = stsfair_sim::jobs_from_trace(&jobs, &table).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "trace job 1 (line 2): unknown job type \"GPT-9\" with scale factor 1"
+    );
+}
+
+#[test]
+fn cluster_and_window_parse() {
+    let table = table();
+    let c = Cluster::parse("v100=2, k80=3", &table).unwrap();
+    assert_eq!(c.counts(), vec![2, 3]);
+    assert!(
+        Cluster::parse("v100=2,tpu=3", &table)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown gpu type \"tpu\"")
+    );
+    assert!(Cluster::parse("v100", &table).is_err());
+    assert!(Cluster::parse("v100=0", &table).is_err());
+    assert_eq!(stsfair_sim::parse_window("0-399").unwrap(), (0, 399));
+    assert!(stsfair_sim::parse_window("9-3").is_err());
+}
+
+#[test]
+fn generated_workloads_are_deterministic_and_shaped_like_gavel() {
+    let table = table();
+    let a = generated(&table, 300, 5.0, 7);
+    assert_eq!(a, generated(&table, 300, 5.0, 7));
+    assert_ne!(a, generated(&table, 300, 5.0, 8));
+    assert_eq!(a[0].arrival, 0.0);
+    // Mean gap ~ 720 s at 5 jobs/h; durations within 60 * 10^1.5 .. 60 * 10^4 s on a V100.
+    let mean_gap = a.last().unwrap().arrival / 299.0;
+    assert!((500.0..1000.0).contains(&mean_gap), "mean gap {mean_gap}");
+    let v100 = table.worker("v100").unwrap();
+    for j in &a {
+        let t = table.job_type(&j.job_type, 1).unwrap();
+        let seconds = j.total_steps as f64 / table.solo(v100, t);
+        assert!(
+            (60.0 * 10f64.powf(1.5) - 1.0..=60.0 * 1e4).contains(&seconds),
+            "{seconds}"
+        );
+    }
+}
+
+/// Every window job finishes, no job beats its best solo speed, and the metrics are in range.
+fn sane(result: &SimResult, lambda: f64) {
+    for (i, j) in result.jobs.iter().enumerate() {
+        let jct = j
+            .jct()
+            .unwrap_or_else(|| panic!("job {i} of {} did not finish", result.policy));
+        assert!(
+            jct + 1e-6 >= j.total_steps / j.best_throughput,
+            "{}: job {i} ran faster than alone",
+            result.policy
+        );
+    }
+    let m = Metrics::new(result, lambda);
+    assert_eq!(m.finished, m.jobs);
+    assert!(m.avg_jct_h > 0.0 && m.makespan_h > 0.0 && m.throughput_jobs_h > 0.0);
+    assert!(m.ftf_rho_p50 > 0.0 && m.ftf_rho_max >= m.ftf_rho_p50);
+    assert!(m.jain > 0.0 && m.jain <= 1.0 + 1e-12);
+    assert!((0.0..=1.0).contains(&m.share_meeting_lambda));
+    assert!(
+        (0.0..=1.0 + 1e-9).contains(&m.utilization),
+        "utilization {}",
+        m.utilization
+    );
+}
+
+#[test]
+fn small_runs_of_every_policy_are_sane_and_deterministic() {
+    let table = table();
+    let jobs = generated(&table, 30, 6.0, 1);
+    let config = SimConfig::default();
+    for policy in policies::policy_names() {
+        let a = run(&table, "v100=3,p100=3,k80=3", &jobs, policy, &config);
+        sane(&a, config.lambda);
+        let b = run(&table, "v100=3,p100=3,k80=3", &jobs, policy, &config);
+        assert_eq!(a.jobs, b.jobs, "{policy} is not deterministic");
+    }
+}
+
+#[test]
+fn a_lone_job_runs_at_its_best_speed() {
+    let table = table();
+    let jobs = generated(&table, 1, 1.0, 3);
+    for policy in policies::policy_names() {
+        let r = run(
+            &table,
+            "v100=1,p100=1,k80=1",
+            &jobs,
+            policy,
+            &SimConfig::default(),
+        );
+        let j = &r.jobs[0];
+        let alone = j.total_steps / j.best_throughput;
+        // Whole steps per round and the round boundary cost at most one round.
+        let jct = j.jct().unwrap();
+        assert!(
+            jct >= alone - 1e-6 && jct <= alone + 360.0 + 1e-6,
+            "{policy}: {jct} vs {alone}"
+        );
+    }
+}
+
+/// The run stops at the end of the round in which the window's last job finished (Gavel's
+/// `jobs_to_complete`): jobs still running then stay unfinished. With 40 jobs at 8 jobs/h a
+/// long window job (job 14 needs about a day) can outlive every later job, so the workload here
+/// keeps arriving for longer than the window's jobs run.
+#[test]
+fn window_limits_the_metrics_and_the_run() {
+    let table = table();
+    let jobs = generated(&table, 200, 8.0, 5);
+    let config = SimConfig {
+        window: Some((5, 14)),
+        ..SimConfig::default()
+    };
+    let r = run(&table, "v100=4,p100=4,k80=4", &jobs, "fifo", &config);
+    let m = Metrics::new(&r, 1.0);
+    assert_eq!((m.jobs, m.finished), (10, 10));
+    assert!(r.jobs[5..=14].iter().all(|j| j.completion.is_some()));
+    // The run stops at the end of the round in which the last window job finished.
+    let last = r.jobs[5..=14]
+        .iter()
+        .filter_map(|j| j.completion)
+        .fold(0.0, f64::max);
+    assert!(r.window_end >= last && r.window_end - last <= 360.0 + 1e-6);
+    assert!(
+        r.jobs
+            .iter()
+            .filter_map(|j| j.completion)
+            .all(|c| c <= r.window_end)
+    );
+    assert!(
+        r.jobs.iter().any(|j| j.completion.is_none()),
+        "the run went on past the window"
+    );
+}
+
+/// Gavel's numbers on its own trace (data/gavel-ref/README.md): policy, average JCT in
+/// hours, tolerance.
+const GAVEL: &[(&str, f64, f64)] = &[
+    ("gavel-mmf", 14.35, 0.05),
+    ("gavel-mmf-ss", 14.57, 0.05),
+    ("ftf", 15.24, 0.05),
+    ("fifo", 13.72, 0.05),
+    ("gandiva", 16.04, 0.10),
+];
+
+/// Minutes on two cores: `cargo test --release --test simulation -- --ignored`.
+#[test]
+#[ignore]
+fn replay_matches_gavel() {
+    let table = table();
+    let jobs = trace::read_trace(GAVEL_TRACE).unwrap();
+    let config = SimConfig {
+        window: Some((0, 399)),
+        ..SimConfig::default()
+    };
+    for &(policy, gavel, tolerance) in GAVEL {
+        if !policies::policy_names().contains(&policy) {
+            continue;
+        }
+        let r = run(&table, "v100=36,p100=36,k80=36", &jobs, policy, &config);
+        let jct = Metrics::new(&r, 1.0).avg_jct_h;
+        let off = (jct - gavel).abs() / gavel;
+        assert!(
+            off <= tolerance,
+            "{policy}: {jct:.2} h vs Gavel's {gavel} h ({:.1}% off)",
+            off * 100.0
+        );
+    }
+}
