@@ -150,11 +150,7 @@ fn main() {
     let instance = Instance::from_path(path).expect("instances/gavel-250x3-3000.json loads");
     let problem = RoundProblem::new(&instance);
     let forced = problem.forced().count();
-    let highs_gaps = Ilp {
-        mip_rel_gap: 1e-4,
-        mip_abs_gap: 1e-6,
-        ..Ilp::default()
-    };
+    let highs_gaps = Ilp::default().with_mip_rel_gap(1e-4).with_mip_abs_gap(1e-6);
     for (title, ilp) in [
         ("2. exact (gaps 0)", Ilp::default()),
         ("3. HiGHS's default gaps", highs_gaps),
@@ -191,20 +187,18 @@ fn main() {
 fn report(instance: &Instance, ilp: &Ilp, forced: usize) {
     match ilp.solve(instance) {
         Ok(s) => {
-            let stat = |k: &str| {
-                s.stats
-                    .get(k)
-                    .map_or_else(|| "-".to_string(), |v| v.to_string())
-            };
+            fn stat<T: ToString>(v: Option<T>) -> String {
+                v.map_or_else(|| "-".to_string(), |v| v.to_string())
+            }
             println!(
                 "status {} objective {:.9} forced {forced} variables {} seconds_build {} seconds_solve {} nodes {} mip_gap {}",
                 s.status.as_str(),
                 s.objective.unwrap_or(f64::NAN),
-                stat("variables"),
-                stat("seconds_build"),
-                stat("seconds_solve"),
-                stat("nodes"),
-                stat("mip_gap"),
+                stat(s.stats.variables),
+                stat(s.stats.seconds_build),
+                stat(s.stats.seconds_solve),
+                stat(s.stats.nodes),
+                stat(s.stats.mip_gap),
             );
             if let Err(e) = stsfair::verify(instance, &s) {
                 println!("VERIFY FAILED: {e}");

@@ -209,16 +209,9 @@ pub fn check_solve(data: &[u8]) {
     check_problem(&problem);
     let answers: Vec<Solution> = [
         solve_checked(&Dp::default(), &instance),
+        solve_checked(&DenseDp::default().with_max_bytes(DENSE_BYTES), &instance),
         solve_checked(
-            &DenseDp {
-                max_bytes: DENSE_BYTES,
-            },
-            &instance,
-        ),
-        solve_checked(
-            &BruteForce {
-                max_combinations: BRUTE_COMBINATIONS,
-            },
+            &BruteForce::default().with_max_combinations(BRUTE_COMBINATIONS),
             &instance,
         ),
     ]

@@ -11,7 +11,7 @@
 //! [`solvers`] (the fast exact DP [`Dp`], the dense reference DP, brute force and, with feature
 //! `highs`, the ILP) -> [`solution`] (answers and [`verify`]) -> [`placement`] (slots onto
 //! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links).
-//! [`bench`] times solvers over instance files, as `stsfair bench` does.
+//! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does.
 //!
 //! The stages before and after the round live in crates of their own, so that a scheduler that
 //! links this one compiles none of them: `stsfair-costs` (Gavel's measured throughputs, slot
@@ -19,7 +19,7 @@
 //! simulation against Gavel's policies) and `stsfair-cli` (the `stsfair` command).
 //!
 //! ## Features
-//! - `highs` (off by default): the ILP baseline [`Ilp`](solvers::Ilp), solved by HiGHS, which
+//! - `highs` (off by default): the ILP baseline `solvers::Ilp`, solved by HiGHS, which
 //!   is compiled from source (cmake and libclang needed). The DP never needs it.
 //!
 //! ```

@@ -88,7 +88,7 @@ proptest! {
     #[test]
     fn loose_gap_is_honest(instance in common::instance(common::Shape::SMALL)) {
         let exact = DenseDp::default().solve(&instance).unwrap();
-        let loose = Ilp { mip_rel_gap: 0.5, ..Ilp::default() }.solve(&instance).unwrap();
+        let loose = Ilp::default().with_mip_rel_gap(0.5).solve(&instance).unwrap();
         verify(&instance, &loose).unwrap();
         if let Some(best) = exact.objective {
             let got = loose.objective.unwrap();
@@ -226,11 +226,7 @@ fn medium_instance() -> Instance {
 #[test]
 fn a_zero_time_limit_stops_before_any_solution() {
     let instance = medium_instance();
-    let got = Ilp {
-        time_limit: Some(0.0),
-        ..Ilp::default()
-    }
-    .solve(&instance);
+    let got = Ilp::default().with_time_limit(Some(0.0)).solve(&instance);
     match got {
         Err(SolveError::NoSolutionWithinLimit { solver, limit }) => {
             assert_eq!(solver, "ilp");
@@ -257,12 +253,7 @@ fn every_solve_gets_the_threads_it_asks_for() {
     // changing `threads` between solves in one thread works.
     let instance = medium_instance();
     let one = Ilp::default().solve(&instance).unwrap();
-    let two = Ilp {
-        threads: 2,
-        ..Ilp::default()
-    }
-    .solve(&instance)
-    .unwrap();
+    let two = Ilp::default().with_threads(2).solve(&instance).unwrap();
     let again = Ilp::default().solve(&instance).unwrap();
     for s in [&two, &again] {
         assert_eq!(s.status, Status::Optimal);

@@ -492,7 +492,7 @@ fn acceptance_instance(path: &Path) -> Instance {
 /// with a fairness bound reach a mean sigma of 0.95 * lambda. Rerun with
 ///
 /// ```sh
-/// STSFAIR_ROUNDS_SOLVER=ilp cargo test --release --test rounds acceptance -- --ignored --nocapture
+/// STSFAIR_ROUNDS_SOLVER=ilp cargo test --release -p stsfair --features highs --test rounds acceptance -- --ignored --nocapture
 /// ```
 ///
 /// STSFAIR_ROUNDS_SOLVER picks the solver (default dp+ilp, as `stsfair rounds` uses for dp; the
@@ -500,7 +500,7 @@ fn acceptance_instance(path: &Path) -> Instance {
 /// STSFAIR_ROUNDS the number of rounds (default 100), STSFAIR_ACCEPTANCE the instance files
 /// (comma-separated; default instances/gavel-36x3-300.json and instances/gavel-100x3-1000.json).
 #[test]
-#[ignore = "long (10-20 min): STSFAIR_ROUNDS_SOLVER=ilp cargo test --release --test rounds acceptance -- --ignored --nocapture"]
+#[ignore = "long (10-20 min): STSFAIR_ROUNDS_SOLVER=ilp cargo test --release -p stsfair --features highs --test rounds acceptance -- --ignored --nocapture"]
 fn acceptance_gavel_clusters() {
     let solver = std::env::var("STSFAIR_ROUNDS_SOLVER").unwrap_or_else(|_| "dp+ilp".into());
     let rounds: u64 = std::env::var("STSFAIR_ROUNDS")

@@ -9,6 +9,7 @@ use crate::solution::{Infeasibility, SolveStats};
 
 /// Brute force over all assignments.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct BruteForce {
     /// Largest number of assignments it will enumerate (default 2,000,000).
     pub max_combinations: u128,
@@ -19,6 +20,14 @@ impl Default for BruteForce {
         BruteForce {
             max_combinations: 2_000_000,
         }
+    }
+}
+
+impl BruteForce {
+    /// Sets the largest number of assignments it will enumerate.
+    pub fn with_max_combinations(mut self, combinations: u128) -> Self {
+        self.max_combinations = combinations;
+        self
     }
 }
 

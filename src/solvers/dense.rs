@@ -20,6 +20,7 @@ use crate::solution::{Solution, Status};
 /// The dense DP. Exact; its cost is the full state grid, so it serves small clusters and as the
 /// independent reference for the fast solver.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct DenseDp {
     /// Largest memory the DP may allocate, in bytes (default 2 GiB).
     pub max_bytes: u64,
@@ -28,6 +29,14 @@ pub struct DenseDp {
 impl Default for DenseDp {
     fn default() -> Self {
         DenseDp { max_bytes: 2 << 30 }
+    }
+}
+
+impl DenseDp {
+    /// Sets the memory limit in bytes.
+    pub fn with_max_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = bytes;
+        self
     }
 }
 

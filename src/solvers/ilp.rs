@@ -67,6 +67,7 @@ const STACK_BYTES: usize = 8 << 20;
 ///
 /// `time_limit` counts HiGHS's solve only, not the model build (reported as `seconds_build`).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct Ilp {
     /// Wall-time limit of the HiGHS run in seconds; `None`: no limit.
     pub time_limit: Option<f64>,
@@ -86,6 +87,32 @@ impl Default for Ilp {
             mip_abs_gap: 0.0,
             threads: 1,
         }
+    }
+}
+
+impl Ilp {
+    /// Sets the wall-time limit of the HiGHS run, in seconds (`None`: no limit).
+    pub fn with_time_limit(mut self, seconds: Option<f64>) -> Self {
+        self.time_limit = seconds;
+        self
+    }
+
+    /// Sets the relative MIP gap at which HiGHS may stop.
+    pub fn with_mip_rel_gap(mut self, gap: f64) -> Self {
+        self.mip_rel_gap = gap;
+        self
+    }
+
+    /// Sets the absolute MIP gap at which HiGHS may stop.
+    pub fn with_mip_abs_gap(mut self, gap: f64) -> Self {
+        self.mip_abs_gap = gap;
+        self
+    }
+
+    /// Sets the threads HiGHS may use (0 lets HiGHS choose).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
     }
 }
 

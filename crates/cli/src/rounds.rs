@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use stsfair::rounds::{RunSummary, run_rounds};
 use stsfair::{Instance, RoundScheduler};
-use stsfair_costs::{CoLocationModel, JobSlowdowns, PredictorConfig, predictor};
+use stsfair_costs::{JobSlowdowns, PredictorConfig, ThroughputModel, predictor};
 
 use crate::Failure;
 use crate::solve::{SolverArgs, load};
@@ -80,7 +80,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
 fn colocation(
     path: Option<&Path>,
     instance: &Instance,
-) -> Result<JobSlowdowns<Box<dyn CoLocationModel + Send + Sync>>, Failure> {
+) -> Result<JobSlowdowns<Box<dyn ThroughputModel + Send + Sync>>, Failure> {
     let data = crate::gavel_data(path)?;
     let model = predictor::complete(data.into_inputs(), &PredictorConfig::default())
         .map_err(Failure::other)?;

@@ -9,7 +9,7 @@ use stsfair::formulation::{JobClass, RoundProblem};
 use stsfair::{Fairness, Instance};
 use stsfair_costs::gavel::GavelThroughputs;
 use stsfair_costs::generate::{self, GenConfig, GpuSpec};
-use stsfair_costs::{CoLocationModel, JobType};
+use stsfair_costs::{JobType, ThroughputModel};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

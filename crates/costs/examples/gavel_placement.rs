@@ -19,7 +19,7 @@
 use stsfair::rounds::RoundScheduler;
 use stsfair::{Dp, Instance, NoInterference, place};
 use stsfair_costs::{
-    CoLocationModel, GavelThroughputs, JobSlowdowns, LearnedPredictor, PredictorConfig,
+    GavelThroughputs, JobSlowdowns, LearnedPredictor, PredictorConfig, ThroughputModel,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

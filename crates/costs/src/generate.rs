@@ -19,7 +19,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::CoLocationModel;
+use crate::ThroughputModel;
 use crate::slots::slot_throughputs;
 use stsfair::instance::{Fairness, Instance, InstanceError, JobSpec, MAX_COUNT};
 
@@ -179,7 +179,7 @@ pub fn synthetic(config: &GenConfig) -> Result<Instance, GenError> {
 /// Every GPU type of the config must be a GPU type of the model's inputs. O(T * J log J + n *
 /// sum_k |S_k|) for T types and J job types (the slot times of each job type are computed once).
 pub fn from_measurements(
-    model: &dyn CoLocationModel,
+    model: &dyn ThroughputModel,
     config: &GenConfig,
 ) -> Result<Instance, GenError> {
     check(config)?;

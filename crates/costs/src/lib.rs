@@ -8,7 +8,7 @@
 //! fractions) and a *pairwise co-location table* (the throughput of a job type while one other
 //! job type runs on the same GPU). This module holds those inputs as tensors ([`CostInputs`]),
 //! and a trait for anything that predicts a job's co-located throughput from them
-//! ([`CoLocationModel`]): the measured table itself is one implementation, the learned
+//! ([`ThroughputModel`]): the measured table itself is one implementation, the learned
 //! [`predictor::LearnedPredictor`] (which fills pairs that were never measured) is another.
 //!
 //! - [`gavel`] reads the measured Gavel throughputs (vendored in `data/gavel/` and bundled in the crate).
@@ -429,10 +429,10 @@ impl CostInputs {
 
 /// Anything that predicts the throughput of a job beside co-runners on one GPU.
 ///
-/// Jobs and GPU types are indices into [`inputs`](CoLocationModel::inputs). A `None` means the
+/// Jobs and GPU types are indices into [`inputs`](ThroughputModel::inputs). A `None` means the
 /// model knows the job cannot run so (or has nothing to say): callers treat it as a missing
 /// option, never as zero throughput.
-pub trait CoLocationModel {
+pub trait ThroughputModel {
     /// The measurements the model is built on.
     fn inputs(&self) -> &CostInputs;
 
@@ -475,7 +475,7 @@ pub trait CoLocationModel {
 }
 
 /// A boxed model, such as the one [`predictor::complete`] returns, is a model too.
-impl<T: CoLocationModel + ?Sized> CoLocationModel for Box<T> {
+impl<T: ThroughputModel + ?Sized> ThroughputModel for Box<T> {
     fn inputs(&self) -> &CostInputs {
         (**self).inputs()
     }
@@ -488,7 +488,7 @@ impl<T: CoLocationModel + ?Sized> CoLocationModel for Box<T> {
 }
 
 /// The measured table itself: measured pairs only, nothing predicted.
-impl CoLocationModel for CostInputs {
+impl ThroughputModel for CostInputs {
     fn inputs(&self) -> &CostInputs {
         self
     }

@@ -40,7 +40,7 @@ use smartcore::ensemble::random_forest_regressor::{
     RandomForestRegressor, RandomForestRegressorParameters,
 };
 
-use super::{CoLocationModel, Colocation, CostError, CostInputs};
+use super::{Colocation, CostError, CostInputs, ThroughputModel};
 
 /// Fewest measured co-located throughputs the predictor trains on.
 pub const MIN_SAMPLES: usize = 10;
@@ -228,7 +228,7 @@ impl LearnedPredictor {
     }
 }
 
-impl CoLocationModel for LearnedPredictor {
+impl ThroughputModel for LearnedPredictor {
     fn inputs(&self) -> &CostInputs {
         &self.inputs
     }
@@ -254,7 +254,7 @@ impl CoLocationModel for LearnedPredictor {
 pub fn complete(
     inputs: CostInputs,
     config: &PredictorConfig,
-) -> Result<Box<dyn CoLocationModel + Send + Sync>, CostError> {
+) -> Result<Box<dyn ThroughputModel + Send + Sync>, CostError> {
     if inputs.unmeasured_single_gpu_pairs() == 0 {
         return Ok(Box::new(inputs));
     }

@@ -13,7 +13,7 @@
 //! the usual first-order model of throughput scaling with allocated compute (e.g. the
 //! sublinear-speedup models of Optimus, Peng et al., EuroSys 2018).
 
-use super::CoLocationModel;
+use super::ThroughputModel;
 
 /// The power-law throughput curve of one job type on one GPU type.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,14 +52,14 @@ impl SlotCurve {
 ///
 /// - `slot = units`: the solo throughput (whole GPUs, one per worker).
 /// - `slot < units`: the [`SlotCurve`] through the solo throughput and the model's
-///   [`typical_shared_throughput`](CoLocationModel::typical_shared_throughput); only for
+///   [`typical_shared_throughput`](ThroughputModel::typical_shared_throughput); only for
 ///   single-GPU job types, since distributed jobs are never co-located in the data (every pair
 ///   of theirs is `[0, 0]`).
 /// - A job type with no solo entry on `gpu` has no slot there; sizes above `units` are skipped.
 ///
 /// O(|ladder| + J log J) for J job types.
 pub fn slot_throughputs(
-    model: &dyn CoLocationModel,
+    model: &dyn ThroughputModel,
     gpu: usize,
     job: usize,
     units: u32,

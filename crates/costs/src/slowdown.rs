@@ -4,7 +4,7 @@
 //! Placement ([`stsfair::placement::place`]) asks a [`CoLocation`] model for the predicted slowdown
 //! of a job, named by its id, beside another on a GPU type, named by its name. The cost inputs
 //! know job *types* and GPU types by index. [`JobSlowdowns`] joins the two: it maps job ids to
-//! job types and answers from any [`CoLocationModel`]: the measured table ([`CostInputs`],
+//! job types and answers from any [`ThroughputModel`]: the measured table ([`CostInputs`],
 //! [`super::GavelThroughputs::into_inputs`]), or a [`super::LearnedPredictor`] that answers the
 //! measured pairs from the table and the pairs never measured from its trees.
 //!
@@ -23,11 +23,11 @@
 
 use std::collections::HashMap;
 
-use super::{CoLocationModel, Colocation, CostError, CostInputs, JobType};
+use super::{Colocation, CostError, CostInputs, JobType, ThroughputModel};
 use stsfair::placement::CoLocation;
 
 /// A co-location model over job ids, for placement: each job id is mapped to its job type, and
-/// slowdowns come from the wrapped [`CoLocationModel`] (see the module documentation for the
+/// slowdowns come from the wrapped [`ThroughputModel`] (see the module documentation for the
 /// formula).
 ///
 /// A job's type is the one given by [`assign`](Self::assign), or else the one inferred from its
@@ -39,7 +39,7 @@ use stsfair::placement::CoLocation;
 /// ```
 /// use ndarray::{Array2, Array3};
 /// use stsfair::CoLocation;
-/// use stsfair::costs::{CostInputs, JobSlowdowns, JobType};
+/// use stsfair_costs::{CostInputs, JobSlowdowns, JobType};
 ///
 /// let t = |family: &str| JobType { family: family.into(), batch_size: None, scale_factor: 1 };
 /// // One GPU type; a runs at 10 it/s alone and at 6 beside b; b at 4 alone, 3 beside a.
@@ -63,7 +63,7 @@ pub struct JobSlowdowns<M> {
     slugs: Vec<(String, usize)>,
 }
 
-impl<M: CoLocationModel> JobSlowdowns<M> {
+impl<M: ThroughputModel> JobSlowdowns<M> {
     /// Wraps `model`; job types are inferred from ids until [`assign`](Self::assign) says
     /// otherwise. O(J log J) for J job types.
     pub fn new(model: M) -> JobSlowdowns<M> {
@@ -144,7 +144,7 @@ impl<M: CoLocationModel> JobSlowdowns<M> {
     }
 }
 
-impl<M: CoLocationModel + Send + Sync> CoLocation for JobSlowdowns<M> {
+impl<M: ThroughputModel + Send + Sync> CoLocation for JobSlowdowns<M> {
     fn slowdown(&self, job: &str, other: &str, gpu_type: &str) -> f64 {
         let found = (
             self.model.inputs().gpu_index(gpu_type),

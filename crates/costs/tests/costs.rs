@@ -9,7 +9,7 @@ use stsfair::{CoLocation, NoInterference, place};
 use stsfair_costs::gavel::{GavelThroughputs, Workers, parse_job_key};
 use stsfair_costs::predictor::{self, evaluate_holdout};
 use stsfair_costs::{
-    CoLocationModel, Colocation, CostError, JobSlowdowns, LearnedPredictor, PredictorConfig,
+    Colocation, CostError, JobSlowdowns, LearnedPredictor, PredictorConfig, ThroughputModel,
 };
 
 fn data_path() -> PathBuf {

@@ -52,9 +52,10 @@ impl SimState<'_> {
     }
 }
 
-/// One placement of a round: jobs sharing the same GPUs of one type.
+/// One group of a round: jobs sharing the same GPUs of one type (named apart from the core's
+/// [`stsfair::Placement`], which places a round's slots onto every GPU of the cluster).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
+pub struct GpuGroup {
     /// The jobs (one, or several sharing the GPUs).
     pub jobs: Vec<usize>,
     /// Cluster type index.
@@ -73,7 +74,7 @@ pub struct Placement {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     /// The placement.
-    pub placement: Placement,
+    pub placement: GpuGroup,
     /// Steps each of its jobs ran.
     pub steps: Vec<f64>,
     /// When the last of its jobs stopped, seconds.
@@ -118,7 +119,7 @@ pub trait Scheduler {
     /// The round described by `report` ended; `state.steps_done` already counts its steps.
     fn round_finished(&mut self, report: &RoundReport, state: &SimState<'_>);
     /// The placements of the next round.
-    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<Placement>, SimError>;
+    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<GpuGroup>, SimError>;
     /// Seconds spent in solvers so far.
     fn solver_seconds(&self) -> f64;
     /// Share of placements that kept their GPUs from the previous round (0 when not tracked).
@@ -465,7 +466,7 @@ impl<'a> Simulation<'a> {
         &self,
         policy: &str,
         now: f64,
-        placements: &[Placement],
+        placements: &[GpuGroup],
         ledger: (&[Option<f64>], &[Option<f64>]),
         scratch: &mut CheckScratch,
     ) -> Result<(), SimError> {

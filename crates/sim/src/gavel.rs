@@ -39,7 +39,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::SimError;
-use super::engine::{Placement, RoundReport, Scheduler, SimState};
+use super::engine::{GpuGroup, RoundReport, Scheduler, SimState};
 
 /// A job or a pair of jobs, as Gavel's `JobIdPair`: (smaller id, larger id).
 pub type Combo = (usize, Option<usize>);
@@ -492,7 +492,7 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
         }
     }
 
-    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<Placement>, SimError> {
+    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<GpuGroup>, SimError> {
         if state.idle {
             // Gavel's trace replay forces a reset when nothing runs and nothing will arrive.
             self.last_reset = 0.0;
@@ -633,7 +633,7 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                 }
                 s.next_previous.push((i, k, at, len));
                 self.planned.push(i);
-                placements.push(Placement {
+                placements.push(GpuGroup {
                     jobs,
                     gpu_type: k,
                     gpus: gpus.to_vec(),

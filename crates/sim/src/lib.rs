@@ -32,7 +32,7 @@ pub mod throughputs;
 pub mod trace;
 pub mod workload;
 
-pub use engine::{Placement, Progress, RoundReport, Run, Scheduler, SimState, Simulation};
+pub use engine::{GpuGroup, Progress, RoundReport, Run, Scheduler, SimState, Simulation};
 pub use metrics::Metrics;
 pub use throughputs::ThroughputTable;
 pub use trace::{TraceError, TraceJob};

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use stsfair_costs::{
-    CoLocationModel, Colocation, CostError, GavelThroughputs, JobType, LearnedPredictor,
-    PredictorConfig,
+    Colocation, CostError, GavelThroughputs, JobType, LearnedPredictor, PredictorConfig,
+    ThroughputModel,
 };
 
 /// Solo and pairwise throughputs (steps per second of the whole job) per GPU type and job type.
@@ -31,7 +31,7 @@ pub struct ThroughputTable {
     predicted: usize,
     /// The co-location model the table came from (measured pairs, or the learned predictor
     /// when some were missing), for slot throughputs; same worker and job indices.
-    model: Option<Arc<dyn CoLocationModel + Send + Sync>>,
+    model: Option<Arc<dyn ThroughputModel + Send + Sync>>,
 }
 
 impl fmt::Debug for ThroughputTable {
@@ -158,7 +158,7 @@ impl ThroughputTable {
     /// Fills unmeasured pairs with a co-location model's predictions (both directions must be
     /// predicted). The model's job and GPU indices must be this table's (true for a model built
     /// on the same [`GavelThroughputs`]).
-    pub fn fill_from_model(&mut self, model: &dyn CoLocationModel) {
+    pub fn fill_from_model(&mut self, model: &dyn ThroughputModel) {
         self.fill_missing_pairs(|w, a, b| {
             Some((
                 model.pair_throughput(w, a, b)?,
@@ -229,7 +229,7 @@ impl ThroughputTable {
     }
 
     /// The co-location model behind the table (`None` for a table built from functions).
-    pub fn model(&self) -> Option<&(dyn CoLocationModel + Send + Sync)> {
+    pub fn model(&self) -> Option<&(dyn ThroughputModel + Send + Sync)> {
         self.model.as_deref()
     }
 

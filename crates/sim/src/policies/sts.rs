@@ -13,7 +13,7 @@
 //! What a job then really gets is read from the measurements for its actual co-runners: alone
 //! on its GPU, its solo throughput; beside one job, the measured pair throughput; beside several,
 //! the product of the pairwise slowdowns (the composition rule of
-//! [`CoLocationModel::throughput_with`](stsfair_costs::CoLocationModel::throughput_with)). A pair measured as impossible (Gavel's `[0, 0]`) gives
+//! [`ThroughputModel::throughput_with`](stsfair_costs::ThroughputModel::throughput_with)). A pair measured as impossible (Gavel's `[0, 0]`) gives
 //! the job nothing that round. The realized throughputs are what the round scheduler's deficits
 //! are updated with, so mispredictions are paid back in later rounds.
 //!
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::super::engine::{Placement, RoundReport, Scheduler, SimState};
+use super::super::engine::{GpuGroup, RoundReport, Scheduler, SimState};
 use super::super::{Cluster, SimConfig, SimError};
 use super::PolicyOptions;
 use stsfair::instance::{Instance, JobSpec};
@@ -219,7 +219,7 @@ impl Scheduler for Sts {
         self.realized.clear();
     }
 
-    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<Placement>, SimError> {
+    fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<GpuGroup>, SimError> {
         if state.active.is_empty() {
             return Ok(Vec::new());
         }
@@ -267,7 +267,7 @@ impl Scheduler for Sts {
                 continue;
             }
             self.realized.push((planned.id.clone(), realized));
-            placements.push(Placement {
+            placements.push(GpuGroup {
                 jobs: vec![id],
                 gpu_type: k,
                 gpus: gpus.iter().map(|&(_, g)| g).collect(),
