@@ -22,6 +22,12 @@
 //! Throughputs are steps (iterations) per second of the whole job, as Gavel reports them; the
 //! instance's `sec_per_iter` is their reciprocal.
 
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 use std::fmt;
 
 use ndarray::{Array2, Array3};

@@ -22,6 +22,12 @@
 //! [`gavel`] and an allocation policy of [`policies`], the STS policy through the crate's round
 //! scheduler ([`policies::sts`]). `docs/simulation.md` states every formulation.
 
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 use std::time::Instant;
 
 pub mod engine;
