@@ -616,3 +616,99 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
         infeasibility_certified: false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Dp, Instance, JobSpec, Solver};
+
+    fn one_gpu_two_forced() -> Instance {
+        // Two jobs forced onto one whole GPU: the v100 holds 4 units, they need 8.
+        let job = |id: &str| JobSpec::new(id).time("v100", 4, 1.0).deficit(5.0);
+        Instance::builder()
+            .gpu_type("v100", 1, 4, &[4])
+            .job(job("a"))
+            .job(job("b"))
+            .build()
+            .unwrap()
+    }
+
+    /// The typed stats are written as the format's `stats` object, alphabetically, and read back
+    /// whole, keys no field names included.
+    #[test]
+    fn stats_round_trip_through_the_file_format() {
+        let instance = Instance::builder()
+            .gpu_type("v100", 1, 4, &[1, 2, 4])
+            .job(JobSpec::new("a").time("v100", 4, 0.25))
+            .build()
+            .unwrap();
+        let solution = Dp::default().solve(&instance).unwrap();
+        let text = solution.to_json(&instance).to_string();
+        let keys: Vec<String> = serde_json::from_str::<Value>(&text).unwrap()["stats"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        assert!(keys.contains(&"seconds".to_string()) && keys.contains(&"states".to_string()));
+
+        let mut doc: Value = serde_json::from_str(&text).unwrap();
+        doc["stats"]["from_another_tool"] = Value::from(7);
+        let read = Solution::from_json(&instance, &doc.to_string()).unwrap();
+        assert_eq!(read.stats.states, solution.stats.states);
+        assert_eq!(read.stats.seconds, solution.stats.seconds);
+        assert_eq!(
+            read.stats.other.get("from_another_tool"),
+            Some(&Value::from(7))
+        );
+        assert_eq!(read.to_json(&instance), doc);
+    }
+
+    /// A stat of the wrong type is refused with its path.
+    #[test]
+    fn a_stat_of_the_wrong_type_is_refused() {
+        let instance = one_gpu_two_forced();
+        let solution = Dp::default().solve(&instance).unwrap();
+        let mut doc = solution.to_json(&instance);
+        doc["stats"]["states"] = Value::from("many");
+        let err = Solution::from_json(&instance, &doc.to_string()).unwrap_err();
+        assert!(err.to_string().starts_with("solution stats:"), "{err}");
+    }
+
+    /// The certificate is structured, its words are those of the format's `stats.reason`, and a
+    /// file's reason is read back as words.
+    #[test]
+    fn infeasibility_is_a_certificate_with_words() {
+        let instance = one_gpu_two_forced();
+        let solution = Dp::default().solve(&instance).unwrap();
+        let Status::Infeasible { reason } = &solution.status else {
+            panic!("{:?}", solution.status)
+        };
+        let Infeasibility::Shortage(s) = reason else {
+            panic!("{reason:?}")
+        };
+        assert_eq!((s.need, s.have, s.short, s.jobs), (8, 4, 4, 2));
+        let words = "2 forced jobs can only run on gpu types [v100], which need at least 8 units there but hold 4: short by 4 units";
+        assert_eq!(reason.to_string(), words);
+        let doc = solution.to_json(&instance);
+        assert_eq!(doc["stats"]["reason"], Value::from(words));
+        let read = Solution::from_json(&instance, &doc.to_string()).unwrap();
+        assert_eq!(
+            read.status,
+            Status::Infeasible {
+                reason: Infeasibility::Reported(words.to_string())
+            }
+        );
+        let forced = Infeasibility::Unpackable {
+            forced: vec![0, 1],
+            ids: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            forced.to_string(),
+            "the 2 forced jobs (a, b) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types"
+        );
+    }
+}
