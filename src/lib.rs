@@ -11,7 +11,8 @@
 //! [`solvers`] (the fast exact DP [`Dp`], the dense reference DP, brute force and, with feature
 //! `highs`, the ILP) -> [`solution`] (answers and [`verify`]) -> [`placement`] (slots onto
 //! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links).
-//! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does.
+//! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does; `bound`
+//! (feature `highs`) computes the long-run LP bound a round mechanism is measured against.
 //!
 //! The stages before and after the round live in crates of their own, so that a scheduler that
 //! links this one compiles none of them: `stsfair-costs` (Gavel's measured throughputs, slot
@@ -55,6 +56,8 @@
 )]
 
 pub mod bench;
+#[cfg(feature = "highs")]
+pub mod bound;
 pub mod formulation;
 pub mod instance;
 pub mod placement;

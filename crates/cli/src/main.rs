@@ -20,6 +20,7 @@ use clap::{Parser, Subcommand};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
+mod bound;
 mod r#gen;
 mod predict;
 mod rounds;
@@ -52,6 +53,9 @@ enum Command {
     PredictEval(predict::PredictEvalArgs),
     /// Time several solvers on the same instances: medians, ratios, agreement.
     Bench(bench::BenchArgs),
+    /// The long-run LP bound: the best mean objective per round of any schedule in which every
+    /// job reaches a share of lambda on average (exit 3 when none can).
+    Bound(bound::BoundArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -118,6 +122,7 @@ fn main() -> ExitCode {
         Command::Gen(a) => r#gen::gen_instance(a),
         Command::PredictEval(a) => predict::predict_eval(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Bound(a) => bound::bound(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
