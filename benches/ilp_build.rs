@@ -191,8 +191,10 @@ fn main() {
 fn report(instance: &Instance, ilp: &Ilp, forced: usize) {
     match ilp.solve(instance) {
         Ok(s) => {
+            // SolveStats is typed now; its JSON keys are the names this report has always used.
+            let stats = serde_json::to_value(&s.stats).unwrap_or_default();
             let stat = |k: &str| {
-                s.stats
+                stats
                     .get(k)
                     .map_or_else(|| "-".to_string(), |v| v.to_string())
             };

@@ -1462,11 +1462,11 @@ impl Solver for Dp {
         };
         Ok(sol.with_stats(SolveStats {
             classes: Some(classes.len() as u64),
-            core_classes: Some(core_classes as u64),
-            core_jobs: Some(core_jobs as u64),
-            runs: Some(runs as u64),
+            core_classes: Some(core_classes),
+            core_jobs: Some(core_jobs),
+            runs: Some(runs),
             gap_searched: Some(last_gap),
-            states: Some(states as u64),
+            states: Some(states),
             lagrangian_bound: Some(bound),
             seconds_bound: Some(seconds_bound),
             ..SolveStats::default()
