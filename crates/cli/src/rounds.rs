@@ -147,6 +147,16 @@ fn read_state(path: &Path) -> Result<RunState, Failure> {
             path.display()
         ))
     };
+    // The limit of instance files: a wrong path must not exhaust memory.
+    let limit = stsfair::instance::MAX_FILE_BYTES;
+    let size = std::fs::metadata(path)
+        .map_err(|e| bad(format!("cannot read: {e}")))?
+        .len();
+    if size > limit {
+        return Err(bad(format!(
+            "is {size} bytes, more than the limit of {limit}"
+        )));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
     let de = &mut serde_json::Deserializer::from_str(&text);
     let state: RunState = serde_path_to_error::deserialize(&mut *de)
