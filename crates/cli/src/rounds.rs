@@ -1,14 +1,16 @@
 //! `rounds`: run the round mechanism for R rounds on an instance whose jobs all stay active and
-//! realize exactly their predicted times.
+//! realize exactly their predicted times; with `--state FILE`, survive restarts (the scheduler's
+//! snapshot and the run's totals after every round, resumed from when the command starts).
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
-use stsfair::rounds::{RunSummary, run_rounds};
-use stsfair::{Instance, RoundScheduler};
+use stsfair::rounds::{RunSummary, RunTally};
+use stsfair::{Instance, RoundScheduler, SchedulerSnapshot};
 use stsfair_costs::{JobSlowdowns, PredictorConfig, ThroughputModel, predictor};
 
 use crate::Failure;
@@ -18,9 +20,15 @@ use crate::solve::{SolverArgs, load};
 pub struct RoundsArgs {
     /// Instance file (stsfair/1 JSON): the cluster, the jobs and their starting deficits.
     file: PathBuf,
-    /// Number of rounds (>= 1).
+    /// Number of rounds (>= 1). With --state, the total over every run of the command: a resumed
+    /// run runs only the rounds that remain.
     #[arg(long)]
     rounds: u64,
+    /// Save the run after every round to FILE (written atomically: a temporary file in the same
+    /// folder, synced, renamed over FILE); if FILE exists when the command starts, resume from
+    /// it. The instance (cluster and jobs) and --solver must be those of the saved run.
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
     /// Print exactly one JSON document on stdout.
     #[arg(long)]
     json: bool,
@@ -40,9 +48,32 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let solver = args.solver.solver_for_rounds()?;
     let instance = load(&args.file)?;
-    let mut scheduler = RoundScheduler::new(&instance, solver);
+    let saved = match &args.state {
+        Some(path) if path.exists() => Some(read_state(path)?),
+        _ => None,
+    };
+    let (mut scheduler, mut tally) = match saved {
+        Some(saved) => resume(saved, &instance, &args, solver)?,
+        None => {
+            let scheduler = RoundScheduler::new(&instance, solver);
+            let tally = RunTally::new(&scheduler).map_err(Failure::other)?;
+            (scheduler, tally)
+        }
+    };
     if let Some(path) = &args.throughputs {
         scheduler = scheduler.with_colocation(colocation(path.as_deref(), &instance)?);
+    }
+    let done = scheduler.round();
+    if let Some(state) = &args.state {
+        if done > args.rounds {
+            return Err(Failure::input(format!(
+                "--rounds {} is fewer than the {done} rounds {} has already run (--rounds counts every round of the run, resumed or not)",
+                args.rounds,
+                state.display()
+            )));
+        }
+        // Written before the first round too: an unwritable path fails now, not after a round.
+        write_state(state, &scheduler, &tally)?;
     }
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(args.rounds);
@@ -51,17 +82,25 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         ) {
             bar.set_style(style);
         }
+        bar.set_position(done);
         bar
     });
-    let summary = run_rounds(&mut scheduler, args.rounds, |_| {
+    // The loop of `stsfair::rounds::run_rounds`, with the state saved between rounds.
+    for _ in done..args.rounds {
+        let plan = scheduler.plan().map_err(Failure::other)?;
+        let service = scheduler.report_planned(&plan).map_err(Failure::other)?;
+        tally.record(&plan, &service);
+        if let Some(state) = &args.state {
+            write_state(state, &scheduler, &tally)?;
+        }
         if let Some(b) = &bar {
             b.inc(1);
         }
-    })
-    .map_err(Failure::other)?;
+    }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let summary = tally.summary(&scheduler);
     if args.json {
         println!("{}", to_json(&summary));
     } else {
@@ -73,6 +112,206 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         );
     }
     Ok(0)
+}
+
+/// The format tag of `--state` files.
+const STATE_FORMAT: &str = "stsfair-rounds-state/1";
+
+/// A `--state` file: the solver's name, the run's totals and the scheduler's snapshot, all as of
+/// the end of round `scheduler.round`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunState {
+    #[serde(deserialize_with = "state_format")]
+    format: String,
+    solver: String,
+    tally: RunTally,
+    scheduler: SchedulerSnapshot,
+}
+
+/// Refuses another format or version as soon as the tag is read.
+fn state_format<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let tag = String::deserialize(d)?;
+    if tag != STATE_FORMAT {
+        return Err(serde::de::Error::custom(format!(
+            "must be \"{STATE_FORMAT}\" (got {tag:?}): a state file of another format or version"
+        )));
+    }
+    Ok(tag)
+}
+
+fn read_state(path: &Path) -> Result<RunState, Failure> {
+    let bad = |e: String| {
+        Failure::input(format!(
+            "state file {}: {e} (delete it to start the run over)",
+            path.display()
+        ))
+    };
+    // The limit of instance files: a wrong path must not exhaust memory.
+    let limit = stsfair::instance::MAX_FILE_BYTES;
+    let size = std::fs::metadata(path)
+        .map_err(|e| bad(format!("cannot read: {e}")))?
+        .len();
+    if size > limit {
+        return Err(bad(format!(
+            "is {size} bytes, more than the limit of {limit}"
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    let state: RunState = serde_path_to_error::deserialize(&mut *de)
+        .map_err(|e| bad(format!("{}: {}", e.path(), e.inner())))?;
+    de.end().map_err(|e| bad(e.to_string()))?;
+    Ok(state)
+}
+
+/// The scheduler and totals of a saved run, after checking that the saved run is this one: the
+/// same solver, cluster and jobs (the deficits are the run's own), and totals of its jobs and
+/// rounds.
+fn resume(
+    saved: RunState,
+    instance: &Instance,
+    args: &RoundsArgs,
+    solver: Box<dyn stsfair::Solver>,
+) -> Result<(RoundScheduler, RunTally), Failure> {
+    let path = args.state.as_deref().unwrap_or(Path::new(""));
+    let bad = |e: String| {
+        Failure::input(format!(
+            "state file {}: {e} (delete it to start the run over)",
+            path.display()
+        ))
+    };
+    if saved.solver != solver.name() {
+        return Err(bad(format!(
+            "was written with --solver {}, not {}",
+            saved.solver,
+            solver.name()
+        )));
+    }
+    let scheduler =
+        RoundScheduler::restore(saved.scheduler, solver).map_err(|e| bad(e.to_string()))?;
+    if let Some(diff) = cluster_difference(&scheduler, instance) {
+        return Err(bad(format!(
+            "was written for another cluster than {}: {diff}",
+            args.file.display()
+        )));
+    }
+    let jobs: Vec<_> = scheduler.jobs().map(|(j, _)| j).collect();
+    let same_job = |a: &stsfair::Job, b: &stsfair::Job| {
+        a.id() == b.id()
+            && a.weight() == b.weight()
+            && a.workers() == b.workers()
+            && a.times() == b.times()
+    };
+    if jobs.len() != instance.jobs().len() {
+        return Err(bad(format!(
+            "has {} jobs, {} has {}",
+            jobs.len(),
+            args.file.display(),
+            instance.jobs().len()
+        )));
+    }
+    if let Some(j) = (0..jobs.len()).find(|&j| !same_job(jobs[j], &instance.jobs()[j])) {
+        return Err(bad(format!(
+            "jobs[{j}] ({:?}) differs from jobs[{j}] of {} ({:?}) in id, weight, workers or times",
+            jobs[j].id(),
+            args.file.display(),
+            instance.jobs()[j].id()
+        )));
+    }
+    let tally = saved.tally;
+    if tally.rounds != scheduler.round() {
+        return Err(bad(format!(
+            "tally.rounds must equal scheduler.round ({}) (got {})",
+            scheduler.round(),
+            tally.rounds
+        )));
+    }
+    if tally.jobs.len() != jobs.len() || tally.jobs.iter().zip(&jobs).any(|(t, j)| t.job != j.id())
+    {
+        return Err(bad(
+            "tally.jobs must list the scheduler's jobs, in order".to_string()
+        ));
+    }
+    Ok((scheduler, tally))
+}
+
+/// The first difference between the cluster (GPU types and fairness) of the restored scheduler
+/// and the instance's, in words; `None` when they agree.
+fn cluster_difference(scheduler: &RoundScheduler, instance: &Instance) -> Option<String> {
+    let describe = |t: &stsfair::GpuType| {
+        format!(
+            "{} x{} of {} units, slots {:?}",
+            t.name(),
+            t.count(),
+            t.units(),
+            t.slot_sizes()
+        )
+    };
+    let (saved, now) = (scheduler.gpu_types(), instance.gpu_types());
+    if saved.len() != now.len() {
+        return Some(format!(
+            "the state file has {} gpu types, the instance {}",
+            saved.len(),
+            now.len()
+        ));
+    }
+    if let Some(k) = (0..saved.len()).find(|&k| saved[k] != now[k]) {
+        return Some(format!(
+            "gpu_types[{k}] is {} in the state file, {} in the instance",
+            describe(&saved[k]),
+            describe(&now[k])
+        ));
+    }
+    if scheduler.fairness() != instance.fairness() {
+        return Some(format!(
+            "fairness is {:?} in the state file, {:?} in the instance",
+            scheduler.fairness(),
+            instance.fairness()
+        ));
+    }
+    None
+}
+
+/// Writes the run's state to `path` atomically: a temporary file in the same folder, written and
+/// synced, then renamed over `path` (and the folder synced, so that the rename survives a crash).
+/// A reader, or a run killed at any point, sees either the previous state or the new one.
+fn write_state(path: &Path, scheduler: &RoundScheduler, tally: &RunTally) -> Result<(), Failure> {
+    let state = RunState {
+        format: STATE_FORMAT.to_string(),
+        solver: scheduler.solver_name().to_string(),
+        tally: tally.clone(),
+        scheduler: scheduler.snapshot(),
+    };
+    let fail = |e: std::io::Error| {
+        Failure::other(format!("cannot write state file {}: {e}", path.display()))
+    };
+    let text = serde_json::to_string(&state).map_err(|e| fail(std::io::Error::other(e)))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| fail(std::io::Error::other("the path names no file")))?;
+    // One fixed name: a run killed while writing leaves it behind, and the next write (of the
+    // resumed run) truncates and renames it away.
+    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    // Opening a folder to sync it works on Unix; elsewhere the rename is left to the system.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 /// The placement model of `--throughputs`: the file's measured pairs, with a trained predictor

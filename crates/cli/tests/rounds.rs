@@ -146,3 +146,209 @@ fn cli_rounds_places_by_gavel_slowdowns() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot read /nonexistent.json"), "{err}");
 }
+
+/// The round number saved in a `--state` file, once it exists and parses.
+fn saved_round(path: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc: Value = serde_json::from_str(&text).ok()?;
+    doc["scheduler"]["round"].as_u64()
+}
+
+/// `--state`: a run killed with SIGKILL between rounds and started again with the same command
+/// ends with exactly the JSON document (deficits, mean sigma, migrations, ...) of a run that
+/// was never interrupted.
+#[test]
+fn cli_rounds_resume_after_sigkill() {
+    const ROUNDS: u64 = 200;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = root.join("instances/gavel-8x3-40.json");
+    let file = file.to_string_lossy();
+    let n = ROUNDS.to_string();
+    let (code, whole, err) = stsfair(&["rounds", &file, "--rounds", &n, "--json"]);
+    assert_eq!(code, 0, "{err}");
+
+    let dir = std::env::temp_dir().join(format!("stsfair-rounds-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("run.state.json");
+    let _ = std::fs::remove_file(&state);
+    let state_arg = state.to_string_lossy().into_owned();
+    let args = [
+        "rounds", &file, "--rounds", &n, "--json", "--state", &state_arg,
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stsfair"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill at the first saved state past round 0. Every round also syncs the file to disk, so
+    // the remaining rounds take far longer than one poll: the run cannot slip through.
+    let start = std::time::Instant::now();
+    let seen = loop {
+        if let Some(r) = saved_round(&state).filter(|&r| r >= 1) {
+            break r;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it saved round 1"
+        );
+        assert!(start.elapsed().as_secs() < 120, "no state saved");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the run finished before the kill");
+    let interrupted = saved_round(&state).unwrap();
+    assert!(
+        (1..ROUNDS).contains(&interrupted) && interrupted >= seen,
+        "saved round {interrupted}"
+    );
+
+    eprintln!("killed after round {seen} was seen; the state file holds round {interrupted}");
+    let (code, resumed, err) = stsfair(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(saved_round(&state), Some(ROUNDS));
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&whole).unwrap(),
+        serde_json::from_str(&resumed).unwrap(),
+    );
+    let deficits = |d: &Value| -> Vec<f64> {
+        d["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["final_deficit"].as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(deficits(&a), deficits(&b));
+    assert_eq!(a, b, "interrupted at round {interrupted}");
+    // Finished: running again changes nothing and prints the same document.
+    let (code, again, err) = stsfair(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(again, resumed);
+    // The temporary file (left behind if the kill came while it was written) was renamed away.
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A state file that is not one (garbage, another version, a corrupted snapshot), one of another
+/// cluster or solver, and more rounds saved than asked are refused with exit 2, naming the
+/// problem; nothing is run.
+#[test]
+fn cli_rounds_refuses_bad_state_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let gavel = root.join("instances/gavel-8x3-40.json");
+    let gavel = gavel.to_string_lossy();
+    let path = temp_file("state-cluster.json", &alternating_instance().to_json());
+    let file = path.to_string_lossy();
+    let state = temp_file("state-good.json", "");
+    std::fs::remove_file(&state).unwrap();
+    let state_arg = state.to_string_lossy().into_owned();
+    let (code, _, err) = stsfair(&[
+        "rounds", &file, "--rounds", "3", "--state", &state_arg, "--solver", "dp-dense",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(good["format"], "stsfair-rounds-state/1");
+    assert_eq!(good["scheduler"]["format"], "stsfair-scheduler/1");
+    assert_eq!(good["scheduler"]["round"], 3);
+
+    let run = |instance: &str, text: &str, solver: &str| {
+        let bad = temp_file("state-bad.json", text);
+        let bad = bad.to_string_lossy().into_owned();
+        let (code, out, err) = stsfair(&[
+            "rounds", instance, "--rounds", "5", "--state", &bad, "--solver", solver,
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty(), "{out}");
+        // A refused file is left as it was.
+        assert_eq!(std::fs::read_to_string(&bad).unwrap(), text);
+        err
+    };
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        v.to_string()
+    };
+    let err = run(
+        &file,
+        "{\"format\": \"stsfair-rounds-state/1\", ",
+        "dp-dense",
+    );
+    assert!(
+        err.contains("state-bad.json") && err.contains("EOF"),
+        "{err}"
+    );
+    let err = run(
+        &file,
+        &edit(&|v| v["format"] = "stsfair-rounds-state/2".into()),
+        "dp-dense",
+    );
+    assert!(
+        err.contains("format: must be \"stsfair-rounds-state/1\" (got \"stsfair-rounds-state/2\")"),
+        "{err}"
+    );
+    let err = run(
+        &file,
+        &edit(&|v| v["scheduler"]["format"] = "stsfair-scheduler/9".into()),
+        "dp-dense",
+    );
+    assert!(
+        err.contains("scheduler.format: must be \"stsfair-scheduler/1\""),
+        "{err}"
+    );
+    let err = run(
+        &file,
+        &edit(&|v| v["scheduler"]["jobs"][1]["times"][0]["gpu"] = "h100".into()),
+        "dp-dense",
+    );
+    assert!(
+        err.contains("scheduler snapshot: jobs[1].times[0].gpu must name one of gpu_types"),
+        "{err}"
+    );
+    let err = run(
+        &file,
+        &edit(&|v| {
+            v["scheduler"]["jobs"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("deficit");
+        }),
+        "dp-dense",
+    );
+    assert!(
+        err.contains("scheduler.jobs[0]: missing field `deficit`"),
+        "{err}"
+    );
+    // Another cluster: the saved run is of one GPU "g", the instance has 8 of each Gavel type.
+    let text = good.to_string();
+    let err = run(&gavel, &text, "dp-dense");
+    assert!(
+        err.contains("was written for another cluster than")
+            && err.contains("the state file has 1 gpu types, the instance 3"),
+        "{err}"
+    );
+    let err = run(
+        &file,
+        &edit(&|v| v["scheduler"]["gpu_types"][0]["count"] = 2.into()),
+        "dp-dense",
+    );
+    assert!(
+        err.contains("gpu_types[0] is g x2 of 4 units, slots [4] in the state file, g x1 of 4 units, slots [4] in the instance"),
+        "{err}"
+    );
+    let err = run(&file, &text, "brute");
+    assert!(
+        err.contains("was written with --solver dp-dense, not brute"),
+        "{err}"
+    );
+    // More rounds saved than the total asked for.
+    let (code, _, err) = stsfair(&[
+        "rounds", &file, "--rounds", "2", "--state", &state_arg, "--solver", "dp-dense",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--rounds 2 is fewer than the 3 rounds"),
+        "{err}"
+    );
+}
