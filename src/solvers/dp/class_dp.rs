@@ -178,9 +178,9 @@ impl Suffix {
     fn strides(&self) -> Result<Vec<u128>, SolveError> {
         let mut stride = vec![0u128; self.k];
         let mut acc: u128 = 1;
-        for t in 0..self.k {
+        for (t, st) in stride.iter_mut().enumerate() {
             if let Some(cells) = self.residual[t].checked_div(self.grain[t]) {
-                stride[t] = acc;
+                *st = acc;
                 let cells = u128::from(cells) + 1;
                 acc = acc.checked_mul(cells).ok_or(SolveError::TooLarge {
                     solver: "dp",
@@ -239,7 +239,10 @@ impl Bounds<'_> {
     /// on t are at most the room and the most they can take). Inside a class only at mu (the
     /// probes cost 1 + 6K evaluations, and the sub-states are many): the class's `rest` jobs
     /// add at most rest * rc_rest in reduced cost and rest * units_rest,t units on each t.
-    #[inline]
+    // Inlined at its two call sites of the hot loop, where `rest` is known to be `None` or
+    // `Some`: each becomes the straight-line code it was before the two bounds were merged
+    // (measured: as an out-of-line call it cost 5% more instructions on gavel-100x3-1000).
+    #[inline(always)]
     pub(super) fn bound(&self, value: f64, used: &[u64], i: usize, rest: Option<Rest>) -> f64 {
         let sfx = &self.sfx;
         let (start, probes) = match rest {

@@ -7,11 +7,11 @@
 //! solver bounds, fixes and lays out a DP over only the few classes of jobs whose choices are
 //! close to a tie. One file per step of docs/solver.md, which proves every rule:
 //!
-//! 1. [`classes`]: jobs with identical choices form a class with a count.
+//! 1. [`classes`](mod@classes): jobs with identical choices form a class with a count.
 //! 2. [`bound`]: the Lagrangian bound L(mu) and the multipliers mu minimizing it (exact line
 //!    searches); min L equals the LP relaxation.
-//! 3. [`incumbent`]: a greedy solution at mu (the last run's floor), improved by a beam search
-//!    once the runs get expensive.
+//! 3. [`incumbent`](mod@incumbent): a greedy solution at mu (the last run's floor), improved
+//!    by a beam search once the runs get expensive.
 //! 4. [`fixing`]: reduced-cost fixing; a solution worth >= L - g uses only choices whose
 //!    reduced-cost gap is <= g, the others are removed, and the classes left with several
 //!    choices form the core.
@@ -271,11 +271,11 @@ impl Solver for Dp {
         };
         Ok(sol.with_stats(SolveStats {
             classes: Some(classes.len() as u64),
-            core_classes: Some(core_classes as u64),
-            core_jobs: Some(core_jobs as u64),
-            runs: Some(runs as u64),
+            core_classes: Some(core_classes),
+            core_jobs: Some(core_jobs),
+            runs: Some(runs),
             gap_searched: Some(last_gap),
-            states: Some(states as u64),
+            states: Some(states),
             lagrangian_bound: Some(bound),
             seconds_bound: Some(seconds_bound),
             ..SolveStats::default()

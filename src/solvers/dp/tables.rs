@@ -198,8 +198,8 @@ impl TypeTables {
     /// [`TypeTables`]).
     ///
     /// Inside a class, with `rest` jobs on choices of best reduced cost rc_rest and at most
-    /// units_rest,t units each: V + rest rc_rest + sum_(t in S) mu_t grain_t room_t
-    /// + G_S^i(room_S) + sum_(t not in S) mu_t min(room_t, A_t + rest units_rest,t), room in
+    /// units_rest,t units each: V + rest rc_rest + sum_(t in S) mu_t grain_t room_t +
+    /// G_S^i(room_S) + sum_(t not in S) mu_t min(room_t, A_t + rest units_rest,t), room in
     /// grains on S. *Proof.* Let the rest jobs take w grains on S (so the later classes get at
     /// most room_S - w there). Their value is at most rest rc_rest + sum_t mu_t (their units on
     /// t); the later classes' value is at most T_S^i(room_S - w) + sum_(t not in S) mu_t
