@@ -1,6 +1,7 @@
 //! The fast DP against two independent oracles: brute force on tiny instances and the dense
 //! reference DP on small ones. Same feasibility, objectives within 1e-9 relative, and `verify`
-//! accepts every answer.
+//! accepts every answer. The same checks with the type tables on from the first run (a
+//! setting internal to the crate) are unit tests in src/solvers/dp/tables.rs.
 
 mod common;
 
@@ -9,11 +10,7 @@ use stsfair::solution::objectives_agree;
 use stsfair::{BruteForce, DenseDp, Dp, Instance, Solver, Status, verify};
 
 fn agree(instance: &Instance, reference: &dyn Solver) -> Result<(), TestCaseError> {
-    agree_with(&Dp::default(), instance, reference)
-}
-
-fn agree_with(dp: &Dp, instance: &Instance, reference: &dyn Solver) -> Result<(), TestCaseError> {
-    let fast = dp
+    let fast = Dp::default()
         .solve(instance)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let oracle = reference
@@ -62,40 +59,5 @@ proptest! {
     #[test]
     fn dp_matches_dense_dp_on_copies(instance in common::repeated(common::Shape::SMALL, 15)) {
         agree(&instance, &DenseDp::default())?;
-    }
-}
-
-/// The DP with the type tables and the slow gap growth on from the first run (by default they
-/// start only once a run is expensive, which small instances never are).
-fn with_tables() -> Dp {
-    Dp {
-        tables_after_states: 0,
-        ..Dp::default()
-    }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
-    #[test]
-    fn dp_with_tables_matches_brute_force(instance in common::instance(common::Shape::TINY)) {
-        agree_with(&with_tables(), &instance, &BruteForce::default())?;
-    }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(500))]
-    #[test]
-    fn dp_with_tables_matches_dense_dp(instance in common::instance(common::Shape::SMALL)) {
-        agree_with(&with_tables(), &instance, &DenseDp::default())?;
-    }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
-    #[test]
-    fn dp_with_tables_matches_dense_dp_on_copies(
-        instance in common::repeated(common::Shape::SMALL, 15)
-    ) {
-        agree_with(&with_tables(), &instance, &DenseDp::default())?;
     }
 }

@@ -1,0 +1,545 @@
+//! Step 6 of docs/solver.md: the class-level sparse DP over the core, and the bound that
+//! prunes its states.
+//!
+//! Why this file exists: after the fixing (step 4) only the core classes, whose kept choices are
+//! within the gap of a tie, are undecided; this DP finds their best completion above the
+//! floor. One layer per core class; a transition is a count vector (how many of the class's jobs
+//! take each kept choice), chosen choice by choice so that sub-states (units, jobs placed)
+//! merge like states. A state is the vector of units per type that can bind; of two with the
+//! same key the larger value wins (ties: the first, so the answer is deterministic). A state or
+//! sub-state is dropped when it overflows the residual capacity or when its bound ([`Bounds`]:
+//! Lagrangian bounds of the remaining classes at several probe prices, and the type tables of
+//! tables.rs when built) is below the floor.
+//!
+//! Complexity: O(sum over core classes of w_c * sub-states * n_c) time for w_c kept choices and
+//! n_c jobs, each sub-state bounded in O(P K) for P = 1 + 6K probes (plus O(sets K) with the
+//! tables); at most the dense DP's O(n prod_k (C_k + 1) |Q|). Memory: 32 + 8K bytes per
+//! sub-state of the step being built, 8 bytes per sub-state kept for reconstruction; a layer is
+//! refused past `Dp::max_states`, a solve past its budget.
+//! Reference: D. Pisinger, "A minimal algorithm for the multiple-choice knapsack problem", EJOR
+//! 83 (1995) 394-410 (core, bounds, dominance); Kellerer, Pferschy and Pisinger, *Knapsack
+//! Problems*, Springer 2004, chapters 5 and 11 (bounds from the LP relaxation, dominance).
+
+use rustc_hash::FxHashMap;
+
+use super::classes::{Choice, Class, best_rc, rc};
+use super::limits::PROBE_SCALES;
+use super::tables::TypeTables;
+use crate::solvers::SolveError;
+
+/// A run's answer: the best total (fixed classes included) and, per core class, how many of its
+/// jobs take each kept choice.
+pub(super) type Found = (f64, Vec<Vec<u32>>);
+
+/// Back pointers of one choice step of a class: per sub-state, the sub-state it came from and
+/// how many of the class's jobs it put on the step's choice.
+struct Step {
+    parent: Vec<u32>,
+    count: Vec<u32>,
+}
+
+/// Multiplier vectors for the per-state bound: `mu` itself first, then `mu` moved up and down
+/// along every type by [`PROBE_SCALES`] times the type's price (or the largest price, for a type
+/// priced 0). Every vector >= 0 gives a valid bound (Lemma 1 of docs/solver.md applied to the
+/// remaining jobs); taking the least over several lets a state that used too much or too little
+/// of one type see what the remaining jobs lose by absorbing it, which `mu` alone cannot.
+pub(super) fn probes(mu: &[f64]) -> Vec<Vec<f64>> {
+    let top = mu.iter().copied().fold(0.0, f64::max).max(1e-12);
+    let mut out = vec![mu.to_vec()];
+    for t in 0..mu.len() {
+        let unit = if mu[t] > 0.0 { mu[t] } else { top };
+        for scale in PROBE_SCALES {
+            for sign in [1.0, -1.0] {
+                let mut p = mu.to_vec();
+                p[t] = (p[t] + sign * scale * unit).max(0.0);
+                if p[t] != mu[t] {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The class-level sparse DP of one run (see the file's opening paragraph).
+///
+/// Counting jobs per class instead of taking them one by one is what keeps many identical jobs
+/// cheap: a class of n jobs split between two tied choices makes n + 1 transitions from a state
+/// in one layer, where a layer per job makes O(n^2) state visits.
+pub(super) struct ClassDp<'a> {
+    pub(super) classes: &'a [Class],
+    /// Per class, the choices that can be in a solution of value >= floor.
+    pub(super) kept: &'a [Vec<Choice>],
+    /// The probe prices of the state bound, mu first ([`probes`]).
+    pub(super) probes: &'a [Vec<f64>],
+    pub(super) max_states: usize,
+    /// States created over all layers (work and memory measure).
+    pub(super) states: u64,
+    /// Most states this run may create before it stops with [`SolveError::TooLarge`].
+    pub(super) limit: u64,
+    /// States the earlier runs of the solve created (for the error message).
+    pub(super) spent: u64,
+    /// Heuristic runs only: after each step keep the `beam` sub-states of largest bound. The
+    /// answer is then a feasible solution, not necessarily the optimum (an incumbent).
+    pub(super) beam: Option<usize>,
+    /// Most cell updates [`TypeTables`] may take in this run (0: no tables); pairs of types
+    /// whose tables would take more fall back to single types, and those to none.
+    pub(super) tables: usize,
+}
+
+/// Per-layer data over the remaining core classes of one run, and the room the state key and
+/// the bounds read.
+pub(super) struct Suffix {
+    pub(super) k: usize,
+    m: usize,
+    /// `rc[p * (m + 1) + i]`: sum over classes i.. of count * best rc at probe p.
+    rc: Vec<f64>,
+    /// `add[i * k + t]`: the most units classes i.. can take on type t.
+    add: Vec<u64>,
+    /// Residual capacity per type (C_k minus the fixed classes' units).
+    pub(super) residual: Vec<u64>,
+    /// Grain of the state key per type (gcd of the core's sizes there); 0 for a type the core
+    /// cannot fill, which never binds and stays out of the key.
+    pub(super) grain: Vec<u64>,
+}
+
+/// What is left of a partly placed class inside a layer: `jobs` still to place, on choices of
+/// best reduced cost `rc` at mu and at most `units[t]` units of each type t each.
+#[derive(Clone, Copy)]
+pub(super) struct Rest<'a> {
+    pub(super) jobs: u64,
+    pub(super) rc: f64,
+    pub(super) units: &'a [u64],
+}
+
+impl Suffix {
+    /// The suffix data of the core classes `core` (in layer order) at `probes`, or `None` when
+    /// the fixed classes already overflow a type (`residual` < 0: no solution of this run).
+    pub(super) fn new(
+        classes: &[Class],
+        kept: &[Vec<Choice>],
+        core: &[usize],
+        probes: &[Vec<f64>],
+        residual: &[i128],
+    ) -> Option<Suffix> {
+        let k = residual.len();
+        let residual: Vec<u64> = residual
+            .iter()
+            .map(|&r| u64::try_from(r).ok())
+            .collect::<Option<_>>()?;
+        let mut grain = vec![0u64; k];
+        for &c in core {
+            for ch in &kept[c] {
+                if let Some(g) = ch.gpu {
+                    grain[g] = crate::solvers::dense::gcd(grain[g], ch.units);
+                }
+            }
+        }
+        let m = core.len();
+        let np = probes.len();
+        let mut rcs = vec![0.0; np * (m + 1)];
+        let mut add = vec![0u64; (m + 1) * k];
+        for i in (0..m).rev() {
+            let cl = &classes[core[i]];
+            let cs = &kept[core[i]];
+            let n = cl.jobs.len() as f64;
+            for (p, probe) in probes.iter().enumerate() {
+                rcs[p * (m + 1) + i] = rcs[p * (m + 1) + i + 1] + n * best_rc(cs, probe);
+            }
+            for t in 0..k {
+                let most = cs
+                    .iter()
+                    .filter(|c| c.gpu == Some(t))
+                    .map(|c| c.units)
+                    .max()
+                    .unwrap_or(0);
+                add[i * k + t] = add[(i + 1) * k + t] + most * cl.jobs.len() as u64;
+            }
+        }
+        // A type the core cannot fill even with every job on its largest choice there never
+        // binds: its units stay out of the key, and states that differ only there merge
+        // (dominance holds because no completion can overflow it).
+        for t in 0..k {
+            if add[t] <= residual[t] {
+                grain[t] = 0;
+            }
+        }
+        Some(Suffix {
+            k,
+            m,
+            rc: rcs,
+            add,
+            residual,
+            grain,
+        })
+    }
+
+    /// The mixed-radix stride of each binding type in the u128 state key (0 for the others).
+    fn strides(&self) -> Result<Vec<u128>, SolveError> {
+        let mut stride = vec![0u128; self.k];
+        let mut acc: u128 = 1;
+        for (t, st) in stride.iter_mut().enumerate() {
+            if let Some(cells) = self.residual[t].checked_div(self.grain[t]) {
+                *st = acc;
+                let cells = u128::from(cells) + 1;
+                acc = acc.checked_mul(cells).ok_or(SolveError::TooLarge {
+                    solver: "dp",
+                    what: "bits of state key",
+                    needed: 129,
+                    limit: 128,
+                    hint: "the undecided jobs span too many gpu types of large capacity; use --solver ilp",
+                })?;
+            }
+        }
+        Ok(stride)
+    }
+
+    /// `start` plus, over the types t with `prices[t] > 0` and not `skip(t)`,
+    /// prices_t min(room_t, A^i_t + extra(t)): the most the priced units of a completion from
+    /// layer `i` can be worth, for a state that used `used` units (room_t = residual_t - used_t,
+    /// A^i_t the most units classes i.. can take on t, `extra` units that other jobs may add).
+    /// Added to `start` term by term (not as a separate sum) so that every bound built on it
+    /// rounds exactly as it always did.
+    #[inline]
+    pub(super) fn priced(
+        &self,
+        start: f64,
+        prices: &[f64],
+        used: &[u64],
+        i: usize,
+        skip: impl Fn(usize) -> bool,
+        extra: impl Fn(usize) -> u64,
+    ) -> f64 {
+        let mut u = start;
+        for t in 0..self.k {
+            if prices[t] > 0.0 && !skip(t) {
+                let room = self.residual[t].saturating_sub(used[t]);
+                u += prices[t] * room.min(self.add[i * self.k + t] + extra(t)) as f64;
+            }
+        }
+        u
+    }
+}
+
+/// The bound of one run's states and sub-states: the probes' Lagrangian bounds, and the type
+/// tables' when built.
+pub(super) struct Bounds<'a> {
+    pub(super) probes: &'a [Vec<f64>],
+    pub(super) sfx: Suffix,
+    pub(super) tables: Option<TypeTables>,
+}
+
+impl Bounds<'_> {
+    /// Upper bound on any completion from layer `i` of a (sub-)state worth `value` (fixed jobs
+    /// included) that used `used` units, where `rest` describes the jobs of the current class
+    /// still to place (`None` for a state between layers).
+    ///
+    /// Between layers: for every probe p >= 0, value + sum_(rest) n_c max rc_p +
+    /// sum_t p_t min(room_t, A_t) (Lemma 1 of docs/solver.md on the remaining jobs, whose units
+    /// on t are at most the room and the most they can take). Inside a class only at mu (the
+    /// probes cost 1 + 6K evaluations, and the sub-states are many): the class's `rest` jobs
+    /// add at most rest * rc_rest in reduced cost and rest * units_rest,t units on each t.
+    // Inlined at its two call sites of the hot loop, where `rest` is known to be `None` or
+    // `Some`: each becomes the straight-line code it was before the two bounds were merged
+    // (measured: as an out-of-line call it cost 5% more instructions on gavel-100x3-1000).
+    #[inline(always)]
+    pub(super) fn bound(&self, value: f64, used: &[u64], i: usize, rest: Option<Rest>) -> f64 {
+        let sfx = &self.sfx;
+        let (start, probes) = match rest {
+            None => (value, self.probes),
+            Some(r) => (value + r.jobs as f64 * r.rc, &self.probes[..1]),
+        };
+        let mut best = f64::INFINITY;
+        for (p, probe) in probes.iter().enumerate() {
+            let u = sfx.priced(
+                start + sfx.rc[p * (sfx.m + 1) + i],
+                probe,
+                used,
+                i,
+                |_| false,
+                |t| rest.map_or(0, |r| r.jobs * r.units[t]),
+            );
+            best = best.min(u);
+        }
+        match &self.tables {
+            Some(tb) => best.min(tb.bound(sfx, value, used, i, rest)),
+            None => best,
+        }
+    }
+}
+
+impl ClassDp<'_> {
+    /// The best completion of the core classes `core` (in layer order) worth at least `floor`
+    /// with `base` the value of the fixed classes and `residual` the capacity they leave, or
+    /// `None` when every completion is below `floor`.
+    pub(super) fn run(
+        &mut self,
+        core: &[usize],
+        residual: &[i128],
+        base: f64,
+        floor: f64,
+    ) -> Result<Option<Found>, SolveError> {
+        let mu = &self.probes[0];
+        let Some(sfx) = Suffix::new(self.classes, self.kept, core, self.probes, residual) else {
+            return Ok(None);
+        };
+        let (k, m) = (sfx.k, core.len());
+        let stride = sfx.strides()?;
+        let tables = if self.tables > 0 {
+            TypeTables::new(self.classes, self.kept, core, &sfx, mu, self.tables)
+        } else {
+            None
+        };
+        let bounds = Bounds {
+            probes: self.probes,
+            sfx,
+            tables,
+        };
+        let sfx = &bounds.sfx;
+        let mut units: Vec<u64> = vec![0; k];
+        let mut values: Vec<f64> = vec![base];
+        let mut keys: Vec<u128> = vec![0];
+        if bounds.bound(base, &units, 0, None) < floor {
+            return Ok(None);
+        }
+        // Per class, per choice step: each sub-state's parent and the count that made it.
+        let mut trail: Vec<Vec<Step>> = Vec::with_capacity(m);
+        let mut row = vec![0u64; k];
+        for (i, &c) in core.iter().enumerate() {
+            let cs = &self.kept[c];
+            let width = cs.len();
+            let n = self.classes[c].jobs.len() as u64;
+            // Per position q: the best rc at mu and the most units per type of choices q.. .
+            let mut tail_rc = vec![f64::NEG_INFINITY; width + 1];
+            let mut tail_units = vec![0u64; (width + 1) * k];
+            for q in (0..width).rev() {
+                tail_rc[q] = tail_rc[q + 1].max(rc(&cs[q], mu));
+                tail_units.copy_within((q + 1) * k..(q + 2) * k, q * k);
+                if let Some(g) = cs[q].gpu {
+                    tail_units[q * k + g] = tail_units[q * k + g].max(cs[q].units);
+                }
+            }
+            // The class's jobs are counted choice by choice: a sub-state is (units, jobs of the
+            // class placed so far), deduplicated like states, so a class of n jobs with w kept
+            // choices costs O(w * states * n), never the O(n^(w-1)) count vectors.
+            let mut placed: Vec<u64> = vec![0; values.len()];
+            let mut steps: Vec<Step> = Vec::with_capacity(width);
+            for (q, ch) in cs.iter().enumerate() {
+                let last = q + 1 == width;
+                let guess = values.len() * 2;
+                let mut index: FxHashMap<(u128, u64), u32> =
+                    FxHashMap::with_capacity_and_hasher(guess, Default::default());
+                let mut n_units: Vec<u64> = Vec::with_capacity(guess * k);
+                let mut n_values: Vec<f64> = Vec::with_capacity(guess);
+                let mut n_keys: Vec<u128> = Vec::with_capacity(guess);
+                let mut n_placed: Vec<u64> = Vec::with_capacity(guess);
+                let mut n_score: Vec<f64> = Vec::with_capacity(guess);
+                let mut step = Step {
+                    parent: Vec::with_capacity(guess),
+                    count: Vec::with_capacity(guess),
+                };
+                for s in 0..values.len() {
+                    let left = n - placed[s];
+                    let most = match ch.gpu {
+                        Some(g) => left.min(
+                            sfx.residual[g].saturating_sub(units[s * k + g]) / ch.units.max(1),
+                        ),
+                        None => left,
+                    };
+                    // The last choice takes every job left.
+                    let lo = if last { left } else { 0 };
+                    if lo > most {
+                        continue;
+                    }
+                    for cnt in lo..=most {
+                        row.copy_from_slice(&units[s * k..(s + 1) * k]);
+                        let mut key = keys[s];
+                        if let Some(g) = ch.gpu {
+                            row[g] += ch.units * cnt;
+                            if let Some(cells) = (ch.units * cnt).checked_div(sfx.grain[g]) {
+                                key += u128::from(cells) * stride[g];
+                            }
+                        }
+                        let v = values[s] + ch.value * cnt as f64;
+                        let rest = left - cnt;
+                        let score = if last {
+                            bounds.bound(v, &row, i + 1, None)
+                        } else {
+                            // The class's `rest` jobs take at best the tail's rc and at most
+                            // its units per type, at prices mu.
+                            let rest = Rest {
+                                jobs: rest,
+                                rc: tail_rc[q + 1],
+                                units: &tail_units[(q + 1) * k..(q + 2) * k],
+                            };
+                            bounds.bound(v, &row, i + 1, Some(rest))
+                        };
+                        if score < floor {
+                            continue;
+                        }
+                        let id = (key, n - rest);
+                        match index.get(&id) {
+                            Some(&at) => {
+                                // Dominance: the larger value wins, a tie keeps the first.
+                                let at = at as usize;
+                                if v > n_values[at] {
+                                    n_units[at * k..(at + 1) * k].copy_from_slice(&row);
+                                    n_values[at] = v;
+                                    n_score[at] = score;
+                                    step.parent[at] = s as u32;
+                                    step.count[at] = cnt as u32;
+                                }
+                            }
+                            None => {
+                                if n_values.len() >= self.max_states {
+                                    return Err(SolveError::TooLarge {
+                                        solver: "dp",
+                                        what: "states in one layer",
+                                        needed: n_values.len() as u128 + 1,
+                                        limit: self.max_states as u128,
+                                        hint: "raise the limit or use --solver ilp",
+                                    });
+                                }
+                                index.insert(id, n_values.len() as u32);
+                                n_units.extend_from_slice(&row);
+                                n_values.push(v);
+                                n_keys.push(key);
+                                n_placed.push(n - rest);
+                                n_score.push(score);
+                                step.parent.push(s as u32);
+                                step.count.push(cnt as u32);
+                            }
+                        }
+                    }
+                }
+                self.states += n_values.len() as u64;
+                // The back pointers of every step stay in memory, and the time of the solve
+                // grows with its states: bound them too.
+                if self.states > self.limit {
+                    return Err(SolveError::TooLarge {
+                        solver: "dp",
+                        what: "states over all gap-deepening runs",
+                        needed: u128::from(self.spent + self.states),
+                        limit: u128::from(self.spent + self.limit),
+                        hint: "raise the limit or use --solver ilp",
+                    });
+                }
+                if n_values.is_empty() {
+                    return Ok(None);
+                }
+                if let Some(width) = self.beam.filter(|&b| n_values.len() > b) {
+                    // Keep the sub-states of largest bound (ties: the first), in their order.
+                    let mut order: Vec<usize> = (0..n_values.len()).collect();
+                    order.select_nth_unstable_by(width - 1, |&a, &b| {
+                        n_score[b].total_cmp(&n_score[a]).then(a.cmp(&b))
+                    });
+                    order.truncate(width);
+                    order.sort_unstable();
+                    n_units = order
+                        .iter()
+                        .flat_map(|&x| n_units[x * k..(x + 1) * k].to_vec())
+                        .collect();
+                    n_values = order.iter().map(|&x| n_values[x]).collect();
+                    n_keys = order.iter().map(|&x| n_keys[x]).collect();
+                    n_placed = order.iter().map(|&x| n_placed[x]).collect();
+                    step.parent = order.iter().map(|&x| step.parent[x]).collect();
+                    step.count = order.iter().map(|&x| step.count[x]).collect();
+                }
+                units = n_units;
+                values = n_values;
+                keys = n_keys;
+                placed = n_placed;
+                steps.push(step);
+            }
+            trail.push(steps);
+        }
+        let mut best = 0usize;
+        for (s, &v) in values.iter().enumerate() {
+            if v > values[best] {
+                best = s;
+            }
+        }
+        let total = values[best];
+        let mut picks: Vec<Vec<u32>> = vec![Vec::new(); m];
+        let mut s = best;
+        for (i, steps) in trail.iter().enumerate().rev() {
+            let mut counts = vec![0u32; steps.len()];
+            for (q, step) in steps.iter().enumerate().rev() {
+                counts[q] = step.count[s];
+                s = step.parent[s] as usize;
+            }
+            picks[i] = counts;
+        }
+        Ok(Some((total, picks)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::solution::objectives_agree;
+    use crate::solvers::dp::bound::multipliers;
+    use crate::solvers::dp::classes::classes;
+    use crate::solvers::dp::fixing::fix;
+    use crate::solvers::dp::limits::TOLERANCE;
+    use crate::solvers::dp::testing::{self, at_least, check_feasible, optimum};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Lemma 3: fixed at the optimum's gap to L (times 1 to 2) and with a floor just below
+        /// the optimum, the class DP finds the optimum, and its counts are a feasible
+        /// assignment worth its total; the bound of the empty state is at least the optimum;
+        /// with the floor just above the optimum it finds nothing. The probes are >= 0, mu
+        /// first. (No floor at all would make it the full recurrence over the unit grid, far
+        /// slower than the dense DP's arrays.)
+        #[test]
+        fn class_dp_at_the_optimums_gap_finds_the_optimum(
+            problem in testing::small_problem(),
+            factor in prop_oneof![Just(1.0), 1.0f64..2.0],
+        ) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let probes = probes(&mu);
+            prop_assert_eq!(&probes[0], &mu);
+            prop_assert!(probes.iter().flatten().all(|&p| p >= 0.0));
+            let Some(opt) = optimum(&problem)? else {
+                return Ok(());
+            };
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let fixed = fix(&classes, &problem.capacity, &mu, (l - opt).max(0.0) * factor, tol);
+            let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
+            else {
+                return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));
+            };
+            let bounds = Bounds { probes: &probes, sfx, tables: None };
+            let root = bounds.bound(fixed.base, &vec![0; mu.len()], 0, None);
+            prop_assert!(at_least(root, opt), "root bound {} below the optimum {}", root, opt);
+            let mut dp = ClassDp {
+                classes: &classes,
+                kept: &fixed.kept,
+                probes: &probes,
+                max_states: 1 << 20,
+                states: 0,
+                limit: u64::MAX,
+                spent: 0,
+                beam: None,
+                tables: 0,
+            };
+            let mut run = |floor: f64| {
+                dp.run(&fixed.core, &fixed.residual, fixed.base, floor)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))
+            };
+            let Some((total, counts)) = run(opt - tol)? else {
+                return Err(TestCaseError::fail(format!("nothing found above {}", opt - tol)));
+            };
+            prop_assert!(objectives_agree(opt, total), "dp {} optimum {}", total, opt);
+            let assignment = fixed.assign(&classes, problem.jobs.len(), &counts);
+            let value = check_feasible(&problem, &assignment)?;
+            prop_assert!(objectives_agree(value, total));
+            let above = opt + 1e-6 * opt.abs().max(1.0);
+            prop_assert!(run(above)?.is_none(), "found a solution above the optimum {}", opt);
+        }
+    }
+}

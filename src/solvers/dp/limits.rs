@@ -1,0 +1,107 @@
+//! Every tuning constant and tolerance of the fast DP, in one place, each with why its value.
+//!
+//! Why this file exists: the phases (bound, incumbent, fixing, class DP, type tables, gap
+//! deepening) each have a few thresholds; gathered here they can be read and tuned together,
+//! and none hides in a 250-line function. None of them affects exactness (docs/solver.md proves
+//! every pruning rule for any value); they trade time and memory only, except the tolerances,
+//! which absorb floating-point error. No algorithm here: O(1) time and memory.
+//! References: the measurements of docs/performance.md, from which the values were chosen.
+
+/// Default of [`Dp::max_states`](super::Dp::max_states): at about 100 bytes per state of the
+/// layer being built, 4,000,000 states stay under about 400 MB, and the whole solve (twice
+/// that, [`SOLVE_BUDGET`]) under about 1 GiB.
+pub(super) const DEFAULT_MAX_STATES: usize = 4_000_000;
+
+/// The states all gap-deepening runs of one solve may create together, in units of
+/// [`Dp::max_states`](super::Dp::max_states) (8,000,000 by default: about 10 to 25 s on the
+/// rounds measured, and 64 MB of back pointers if one run takes them all).
+pub(super) const SOLVE_BUDGET: u64 = 2;
+
+/// Default of `Dp::tables_after_states`: a gap-deepening run past this many states turns on
+/// the type tables ([`TypeTables`](super::tables::TypeTables)) and the slow growth of the gap
+/// for the rest of the solve. Measured trade-off (docs/performance.md, worst cases): at 10,000
+/// the tables also came on in rounds of the `sts` simulation that the plain runs finish anyway,
+/// and cost more solver time per round there than they saved; 100,000 keeps most of that and
+/// still solves the hard 300-job round in 1.5 s.
+pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
+
+/// The first gap g tried, relative to max(1, |L|): small enough that a round whose optimum
+/// nearly ties the LP (the shipped rounds: 0.001% to 0.01% of L) is solved by a core of the
+/// few classes at a tie, large enough to be above floating-point noise.
+pub(super) const FIRST_GAP: f64 = 1e-9;
+
+/// Growth factor of the gap per failed run while the runs are cheap: doubling makes the failed
+/// runs together cost about as much as the last one (their gaps halve backwards).
+pub(super) const FAST_GROWTH: f64 = 2.0;
+
+/// Growth factor of the gap once the runs are expensive (type tables on): the cost of a run
+/// grows steeply as its floor drops below the optimum (about 10 times per doubling of the gap
+/// on the rounds of large integrality gap measured), so overshooting the optimum's gap by up to
+/// 25% instead of 100% costs less than the extra failed runs, whose floors lie above the
+/// optimum.
+pub(super) const SLOW_GROWTH: f64 = 1.25;
+
+/// Floating-point tolerance of the fixing and the floors, relative to max(1, |L|): the values
+/// are sums of up to ~10^5 terms of size ~1 computed in different orders, whose rounding error
+/// stays far below 1e-10 relative, while the gaps that matter are 1e-9 relative and more.
+pub(super) const TOLERANCE: f64 = 1e-10;
+
+/// Runs of fewer states never predict a refusal (their growth from run to run is noise).
+pub(super) const PREDICT_AFTER_STATES: u64 = 100_000;
+
+/// A failed gap-deepening run past this many states triggers the beam search for a better
+/// incumbent: below it the runs are cheap (well under 0.1 s) and the beam would cost more than
+/// it saves.
+pub(super) const BEAM_AFTER_STATES: u64 = 50_000;
+
+/// Sub-states kept per step by the beam search that improves the greedy's incumbent: enough to
+/// find a solution within a small fraction of the optimum on the rounds measured, at a cost of
+/// a few hundred thousand states.
+pub(super) const BEAM: usize = 2000;
+
+/// Most states the beam search may create (it gives up past them, keeping the incumbent): a
+/// quarter of the solve's default budget, so a failed beam cannot starve the exact runs.
+pub(super) const BEAM_STATES: u64 = 2_000_000;
+
+/// Most passes of line searches in the Lagrangian descent: 3 to 4 passes settle on the rounds
+/// measured; the cap only stops a pathological zigzag (any mu gives a valid bound).
+pub(super) const MAX_PASSES: usize = 50;
+
+/// A pass that lowers L by less than this, relative to max(1, |L|), ends the descent: below
+/// it the gain is floating-point noise.
+pub(super) const SETTLED: f64 = 1e-12;
+
+/// Up to this many GPU types the descent tries every direction of {-1, 0, 1}^K (3^5 - 1 = 242);
+/// beyond, coordinates and pairs only (3^K would grow past the cost of the DP itself).
+pub(super) const ALL_DIRECTIONS_UP_TO: usize = 5;
+
+/// Cap of mu_k in units of the largest value per unit on k (plus 1): beyond it no optional job
+/// prefers type k, so a larger price can only come from forced jobs that do not fit (the LP is
+/// then infeasible and mu_k stays at the cap).
+pub(super) const PRICE_CAP_FACTOR: f64 = 2.0;
+
+/// The greedy skips options of an optional job whose reduced cost is below this (worse than
+/// idling at the prices): a little below 0 so that options tied with idle are still taken.
+pub(super) const GREEDY_RC_SLACK: f64 = 1e-9;
+
+/// The probes of the state bound move each type's price by these fractions of it, up and down:
+/// 1/64 sees small excesses of one type, 1 large ones; three scales cover the range for 1 + 6K
+/// probes per state.
+pub(super) const PROBE_SCALES: [f64; 3] = [1.0 / 64.0, 1.0 / 8.0, 1.0];
+
+/// Most cells one array of [`TypeTables`](super::tables::TypeTables) may hold over all sets and
+/// layers (4 Mi cells; the tables and their running maxima take 64 MiB at most).
+pub(super) const TABLE_CELLS: usize = 4 << 20;
+
+/// Most cell updates building the type tables may take (about 0.3 s); past it the pairs fall
+/// back to single types, and the singles to no tables.
+pub(super) const TABLE_WORK: usize = 400_000_000;
+
+/// Cell updates the tables of a run may take per state of the largest run of the solve so far
+/// (a cell update costs about 1 ns, a state about 1 us: a cheap solve never pays more for the
+/// tables than for its states).
+pub(super) const TABLE_WORK_PER_STATE: u64 = 500;
+
+/// Most cells of one set's room grid (256 x 256): pairs of types whose grid is larger fall back
+/// to single types.
+pub(super) const TABLE_GRID: usize = 1 << 16;

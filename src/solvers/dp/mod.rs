@@ -1,0 +1,284 @@
+//! The fast exact DP ("dp"): the dense recurrence of MODEL.md section 4, restricted to the states
+//! that can still lead to an optimum.
+//!
+//! Why this module exists: the round problem is a multiple-choice knapsack with one capacity
+//! per GPU type, and the dense DP over the whole unit grid is too slow for real clusters.
+//! Following the core idea of Pisinger's exact knapsack algorithms (Minknap, Mcknap), this
+//! solver bounds, fixes and lays out a DP over only the few classes of jobs whose choices are
+//! close to a tie. One file per step of docs/solver.md, which proves every rule:
+//!
+//! 1. [`classes`](mod@classes): jobs with identical choices form a class with a count.
+//! 2. [`bound`]: the Lagrangian bound L(mu) and the multipliers mu minimizing it (exact line
+//!    searches); min L equals the LP relaxation.
+//! 3. [`incumbent`](mod@incumbent): a greedy solution at mu (the last run's floor), improved
+//!    by a beam search once the runs get expensive.
+//! 4. [`fixing`]: reduced-cost fixing; a solution worth >= L - g uses only choices whose
+//!    reduced-cost gap is <= g, the others are removed, and the classes left with several
+//!    choices form the core.
+//! 5. Gap deepening (here, [`Dp`]'s [`Solver`] impl): the DP runs with floor L - g for
+//!    g = 1e-9 |L|, 2g, 4g, ... (1.25 g per run once the runs are expensive) until a run finds
+//!    a solution, which is then optimal; the last run uses the incumbent's value as the floor.
+//! 6. [`class_dp`]: the class DP over the core: one layer per core class, a transition is a
+//!    count vector, states are unit vectors over the types that can bind (dominance: the larger
+//!    value wins), pruned by capacity and by Lagrangian bounds at several probe prices; on
+//!    expensive runs also by [`tables`], partial relaxations that keep the capacities of two
+//!    types exact and see the integrality the LP bound cannot.
+//!
+//! The tuning constants are all in [`limits`].
+//!
+//! Complexity: worst case the core is all classes and the states are the whole grid, the dense
+//! DP's O(n * prod_k (C_k + 1) * |Q|) time; the guard refuses a layer past [`Dp::max_states`],
+//! or a solve whose runs create (or, predicted from the growth of the last runs, would create)
+//! more than twice that, instead of exhausting memory or time. Typical case:
+//! O(P 3^K sum |Q_c|^2) for the bound, plus a few DP runs over a core of a few classes
+//! (measured figures in docs/performance.md). Memory: O(sum_j |Q_j|) for the classes plus the
+//! DP's states, about 100 bytes each while a layer is built.
+//! References: D. Pisinger, "A minimal algorithm for the multiple-choice knapsack problem", EJOR
+//! 83 (1995) 394-410; D. Pisinger, "A minimal algorithm for the 0-1 knapsack problem",
+//! Operations Research 45 (1997); H. Kellerer, U. Pferschy, D. Pisinger, *Knapsack Problems*,
+//! Springer 2004, chapters 5 and 11; A. M. Geoffrion, "Lagrangean relaxation for integer
+//! programming", Mathematical Programming Study 2 (1974) 82-114.
+
+mod bound;
+mod class_dp;
+mod classes;
+mod fixing;
+mod incumbent;
+mod limits;
+mod tables;
+#[cfg(test)]
+mod testing;
+
+use std::time::Instant;
+
+use super::{SolveError, Solver};
+use crate::formulation::RoundProblem;
+use crate::solution::{Assignment, Solution, Status};
+use crate::solution::{Infeasibility, SolveStats};
+use bound::multipliers;
+use class_dp::{ClassDp, probes};
+use classes::classes;
+use fixing::{fix, widest};
+use incumbent::{beam_search, incumbent, least_value};
+use limits::{
+    BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, PREDICT_AFTER_STATES,
+    SLOW_GROWTH, SOLVE_BUDGET, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TOLERANCE,
+};
+
+/// The fast exact DP.
+///
+/// Build it with `Dp::default()` and set the public fields (the struct is `#[non_exhaustive]`:
+/// settings may be added without breaking callers):
+///
+/// ```
+/// let mut dp = stsfair::Dp::default();
+/// dp.max_states = 1_000_000;
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Dp {
+    /// Largest number of states one DP layer may hold before the solver gives up with
+    /// [`SolveError::TooLarge`] (default 4,000,000, about 100 bytes each while a layer is built);
+    /// all gap-deepening runs of one solve together may create twice as many (a run keeps its
+    /// states' parent and count vector for reconstruction), so the solver stays under about
+    /// 1 GiB, and it stops as soon as the growth of its last runs predicts that the next one
+    /// would go past that (docs/solver.md, step 5). Any value gives the optimum or an error,
+    /// never a wrong answer.
+    pub max_states: usize,
+    /// Once a gap-deepening run creates more than this many states (default 100,000), every
+    /// later run of the solve also bounds its states by the exact tables of pairs of types
+    /// (`TypeTables`, docs/solver.md step 6) and the gap grows by 1.25 per run instead of 2.
+    /// Any value gives the optimum; 0 turns both on from the first run, and the tables at any
+    /// cost up to their fixed limits. Only the unit tests set it (to check the tables on small
+    /// instances), so it is not part of the public API.
+    pub(crate) tables_after_states: u64,
+}
+
+impl Default for Dp {
+    fn default() -> Self {
+        Dp {
+            max_states: DEFAULT_MAX_STATES,
+            tables_after_states: TABLES_AFTER_STATES,
+        }
+    }
+}
+
+/// Step 5 of docs/solver.md, gap deepening: the driver of the other steps.
+impl Solver for Dp {
+    fn name(&self) -> &'static str {
+        "dp"
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        let start = Instant::now();
+        let n = problem.jobs.len();
+        let classes = classes(problem);
+        let (mu, bound) = multipliers(&classes, &problem.capacity);
+        // The incumbent: the best solution known, as (value, assignment).
+        let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu);
+        let seconds_bound = start.elapsed().as_secs_f64();
+        // When the greedy fails, look for a certificate before any DP run (a DP that must prove
+        // infeasibility has no floor and can be as large as the dense one). Every solution is
+        // worth at least the sum of each job's least valuable choice, and at most L (Lemma 1):
+        // a bound below that certifies that no solution exists (the forced jobs do not fit even
+        // fractionally).
+        let least = least_value(&classes);
+        let tol = TOLERANCE * bound.abs().max(1.0);
+        // A Hall-type shortage (a set of types the forced jobs need more of than it holds) is a
+        // second certificate, cheap and independent of mu.
+        if best.is_none() && (bound < least - tol || problem.shortage().is_some()) {
+            return Ok(
+                Solution::infeasible("dp", problem, Infeasibility::of(problem)).with_stats(
+                    SolveStats {
+                        classes: Some(classes.len() as u64),
+                        lagrangian_bound: Some(bound),
+                        seconds_bound: Some(seconds_bound),
+                        ..SolveStats::default()
+                    },
+                ),
+            );
+        }
+        let probes = probes(&mu);
+        // Largest reduced-cost gap of any choice: past it nothing more can be kept.
+        let widest = widest(&classes, &mu);
+        let setup = |gap: f64| fix(&classes, &problem.capacity, &mu, gap, tol);
+
+        // Gap deepening: guess that the optimum is within g of the bound, keep only choices with
+        // delta <= g and drop states whose bound is below L - g. A run that finds a solution has
+        // found the optimum (Lemma 3 of docs/solver.md); one that finds none proves the optimum
+        // is below L - g, and g doubles. The last run uses the incumbent's value (or nothing)
+        // as the floor, which makes it the classic reduced-cost-fixed DP.
+        let mut states = 0u64;
+        let mut beam_done = false;
+        let mut last_states = 0u64;
+        let mut tables_on = self.tables_after_states == 0;
+        // The states all runs of the solve may create, and the most one finished run created.
+        let budget = SOLVE_BUDGET * self.max_states as u64;
+        let mut largest_run = 0u64;
+        let mut largest_any = 0u64;
+        let mut g = FIRST_GAP * bound.abs().max(1.0);
+        let mut runs = 0u64;
+        let mut core_jobs: u64;
+        let mut core_classes: u64;
+        let mut last_gap: f64;
+        let chosen: Option<Vec<Assignment>> = loop {
+            // A better incumbent once the runs get expensive (a cheap instance never pays for
+            // it): the class DP as a beam search (the BEAM sub-states of largest bound per step)
+            // over the choices the incumbent's gap allows. Its value only lowers the last run's
+            // gap; exactness never depends on it.
+            if !beam_done && last_states > BEAM_AFTER_STATES {
+                beam_done = true;
+                let gap = best.as_ref().map_or(f64::INFINITY, |(v, _)| bound - v);
+                let floor = best.as_ref().map_or(f64::NEG_INFINITY, |(v, _)| v + tol);
+                let fixed = setup(gap);
+                let (found, created) = beam_search(
+                    &classes,
+                    &fixed,
+                    &probes,
+                    self.max_states,
+                    budget.saturating_sub(states),
+                    states,
+                    floor,
+                );
+                if let Some((total, counts)) = found
+                    && best.as_ref().is_none_or(|(v, _)| total > *v)
+                {
+                    best = Some((total, fixed.assign(&classes, n, &counts)));
+                }
+                states += created;
+            }
+            let lb = best.as_ref().map(|(v, _)| *v);
+            let incumbent_gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
+            let last = g >= incumbent_gap || g > widest + bound.abs() + 1.0;
+            let (gap, floor) = if last {
+                (incumbent_gap, lb.map_or(f64::NEG_INFINITY, |lb| lb - tol))
+            } else {
+                (g, bound - g - tol)
+            };
+            last_gap = gap;
+            runs += 1;
+            let fixed = setup(gap);
+            core_classes = fixed.core.len() as u64;
+            core_jobs = fixed
+                .core
+                .iter()
+                .map(|&c| classes[c].jobs.len() as u64)
+                .sum();
+            let mut dp = ClassDp {
+                classes: &classes,
+                kept: &fixed.kept,
+                probes: &probes,
+                max_states: self.max_states,
+                states: 0,
+                limit: budget.saturating_sub(states),
+                spent: states,
+                beam: None,
+                // The tables may cost as much as TABLE_WORK_PER_STATE cell updates per state of
+                // the largest run so far (a cheap solve never pays more for them than for its
+                // states), at most TABLE_WORK.
+                tables: match (tables_on, self.tables_after_states) {
+                    (false, _) => 0,
+                    (true, 0) => TABLE_WORK,
+                    (true, _) => usize::try_from(largest_any.saturating_mul(TABLE_WORK_PER_STATE))
+                        .unwrap_or(usize::MAX)
+                        .min(TABLE_WORK),
+                },
+            };
+            let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
+            states += dp.states;
+            last_states = dp.states;
+            let steady = tables_on;
+            largest_any = largest_any.max(dp.states);
+            tables_on |= dp.states > self.tables_after_states;
+            let found = found?;
+            if let Some((total, counts)) = found
+                && total >= floor
+            {
+                break Some(fixed.assign(&classes, n, &counts));
+            }
+            if last {
+                break best.map(|(_, a)| a);
+            }
+            // Early refusal: once the tables are on (and the gap grows by SLOW_GROWTH), the
+            // states of a run grow by a roughly steady factor from one run to the next (2 to 7
+            // on the rounds of large integrality gap measured), so a next run that would take
+            // the solve past its budget is predicted from the last two instead of being run
+            // into the limit. The prediction is the last run's states times their growth over
+            // the largest earlier run with tables (at least 1); it is made only for runs of
+            // PREDICT_AFTER_STATES or more after such an earlier run (the run that turns the
+            // tables on grew under the old regime and predicts nothing).
+            if steady && largest_run > 0 && dp.states >= PREDICT_AFTER_STATES {
+                let growth = (dp.states as f64 / largest_run as f64).max(1.0);
+                let predicted = states as f64 + dp.states as f64 * growth;
+                if predicted > budget as f64 {
+                    return Err(SolveError::TooLarge {
+                        solver: "dp",
+                        what: "states over all gap-deepening runs (predicted from the last runs)",
+                        needed: predicted as u128,
+                        limit: u128::from(budget),
+                        hint: "raise the limit or use --solver ilp",
+                    });
+                }
+            }
+            if steady {
+                largest_run = largest_run.max(dp.states.max(1));
+            }
+            g *= if tables_on { SLOW_GROWTH } else { FAST_GROWTH };
+        };
+        let sol = match chosen {
+            None => Solution::infeasible("dp", problem, Infeasibility::of(problem)),
+            Some(a) => Solution::from_assignments("dp", Status::Optimal, problem, a),
+        };
+        Ok(sol.with_stats(SolveStats {
+            classes: Some(classes.len() as u64),
+            core_classes: Some(core_classes),
+            core_jobs: Some(core_jobs),
+            runs: Some(runs),
+            gap_searched: Some(last_gap),
+            states: Some(states),
+            lagrangian_bound: Some(bound),
+            seconds_bound: Some(seconds_bound),
+            ..SolveStats::default()
+        }))
+    }
+}

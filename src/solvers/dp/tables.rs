@@ -1,0 +1,341 @@
+//! Step 6 of docs/solver.md, expensive runs only: the type tables, partial Lagrangian
+//! relaxations that keep the capacities of one or two binding types exact.
+//!
+//! Why this file exists: the Lagrangian bound equals the LP relaxation, which cannot see
+//! integrality (jobs of 2 or 4 units that cannot fill a room exactly, the last few jobs a type
+//! can take); on rounds of large integrality gap that is what makes every job part of the core
+//! and the plain class DP slow. Keeping one or two capacities exact in dense tables over their
+//! room grid gives a bound that is never weaker than the probe bound at mu and sees exactly
+//! that integrality.
+//!
+//! Complexity: O(sets * core jobs * kept choices * grid cells) time to build, 2 (m + 1) grids of
+//! f64 per set for m core classes (at most [`TABLE_CELLS`] cells, 64 MiB); O(sets * K) per bound.
+//! Reference: A. M. Geoffrion, "Lagrangean relaxation for integer programming", Mathematical
+//! Programming Study 2 (1974) 82-114 (a relaxation that keeps some constraints is at least as
+//! strong as the LP); Kellerer, Pferschy and Pisinger, *Knapsack Problems*, Springer 2004,
+//! chapter 9 (relaxations of the multidimensional knapsack problem).
+
+use super::class_dp::{Rest, Suffix};
+use super::classes::{Choice, Class};
+use super::limits::{TABLE_CELLS, TABLE_GRID};
+
+/// One set S of one or two binding types and, per layer i, the exact value table of the
+/// remaining core classes i.. with S's capacities kept and the other types priced at mu.
+struct TypeTable {
+    /// The types of S.
+    types: Vec<usize>,
+    /// Grid extent per type of S: room in grains, 0..=dims.
+    dims: Vec<usize>,
+    /// Cells of one layer's grid.
+    cells: usize,
+    /// `data[i * cells + r]`: T_S^i(r) (see [`TypeTables`]); -inf when no completion fits.
+    data: Vec<f64>,
+    /// `slack[i * cells + r]`: G_S^i(r) = max over r' <= r of T_S^i(r') - sum_(t in S) mu_t
+    /// grain_t r'_t, for the bound inside a class (see [`TypeTables::bound`]).
+    slack: Vec<f64>,
+}
+
+/// Partial Lagrangian relaxations of the remaining classes, one per set S of binding types
+/// (every pair, or every single type when the pairs' grids are too large): only the
+/// capacities outside S are relaxed, at prices mu, and the capacities in S are kept exactly.
+/// For a layer i and a room r on S (in grains), T_S^i(r) is the largest
+/// sum_(j in y) w_S(y_j), with w_S(q) = v_q - mu_(k(q)) u_q for q off S and w_S(q) = v_q on S,
+/// over the completions y of the core classes i.. (all their jobs on kept choices) with
+/// U_t(y) <= r_t for t in S. It is computed backwards, one job at a time, as a dense DP over
+/// S's grid.
+///
+/// *Bound.* Let y be a completion of a state with value V and units U that fits the residual
+/// R; write room_t = R_t - U_t and A_t for the most units the rest can take on t. Then
+/// v(y) = sum_j w_S(y_j) + sum_(t not in S) mu_t U_t(y), y is among the completions T_S^i
+/// maximizes over (its units on S fit room_S), and U_t(y) <= min(room_t, A_t). So
+/// V + T_S^i(room_S) + sum_(t not in S) mu_t min(room_t, A_t) bounds every completion.
+/// It is never weaker than the probe bound at mu: for every y counted in T_S^i,
+/// sum_j w_S(y_j) = sum_j rc_mu(y_j) + sum_(t in S) mu_t U_t(y), at most
+/// sum max rc_mu plus sum_(t in S) mu_t min(room_t, A_t). It is stronger where integrality
+/// binds (jobs of 2 or 4 units that cannot fill a room exactly, the last few jobs of a type),
+/// which the Lagrangian bound, equal to the LP relaxation, cannot see.
+pub(super) struct TypeTables {
+    sets: Vec<TypeTable>,
+    /// The prices of the relaxed capacities (the tables' values depend on them).
+    mu: Vec<f64>,
+}
+
+impl TypeTables {
+    /// Tables for the core classes `core` (in layer order) over the binding types (those with
+    /// a grain in `sfx`), or `None` when even the single types' grids exceed [`TABLE_CELLS`] or
+    /// their work `max_work` cell updates.
+    pub(super) fn new(
+        classes: &[Class],
+        kept: &[Vec<Choice>],
+        core: &[usize],
+        sfx: &Suffix,
+        mu: &[f64],
+        max_work: usize,
+    ) -> Option<TypeTables> {
+        let (residual, grain) = (&sfx.residual, &sfx.grain);
+        let binding: Vec<usize> = (0..sfx.k).filter(|&t| grain[t] > 0).collect();
+        let extent = |t: usize| {
+            usize::try_from(residual[t] / grain[t])
+                .unwrap_or(usize::MAX)
+                .saturating_add(1)
+        };
+        let m = core.len();
+        let mut sets: Vec<Vec<usize>> = Vec::new();
+        for (a, &ta) in binding.iter().enumerate() {
+            for &tb in &binding[a + 1..] {
+                sets.push(vec![ta, tb]);
+            }
+        }
+        // Cells of one set's grid, and of all sets' grids (saturating: capacities may be huge).
+        let grid = |s: &[usize]| s.iter().fold(1usize, |a, &t| a.saturating_mul(extent(t)));
+        let cells_of =
+            |sets: &[Vec<usize>]| sets.iter().fold(0usize, |a, s| a.saturating_add(grid(s)));
+        let too_big = |sets: &[Vec<usize>]| {
+            sets.is_empty()
+                || sets.iter().any(|s| grid(s) > TABLE_GRID)
+                || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS
+        };
+        // Table work: every set's grid once per core job and kept choice.
+        let moves: usize = core
+            .iter()
+            .map(|&c| classes[c].jobs.len() * kept[c].len())
+            .sum();
+        let work = |sets: &[Vec<usize>]| cells_of(sets).saturating_mul(moves);
+        if too_big(&sets) || work(&sets) > max_work {
+            sets = binding.iter().map(|&t| vec![t]).collect();
+            if too_big(&sets) || work(&sets) > max_work {
+                return None;
+            }
+        }
+        let mut out = Vec::with_capacity(sets.len());
+        for types in sets {
+            let dims: Vec<usize> = types.iter().map(|&t| extent(t)).collect();
+            let cells: usize = dims.iter().product();
+            let mut data = vec![f64::NEG_INFINITY; (m + 1) * cells];
+            // An empty completion fits every room.
+            data[m * cells..].fill(0.0);
+            let mut cur = vec![0.0; cells];
+            let mut next = vec![0.0; cells];
+            for i in (0..m).rev() {
+                cur.copy_from_slice(&data[(i + 1) * cells..(i + 2) * cells]);
+                // Per kept choice: its shift on the grid (None: off S) and its value there.
+                let moves: Vec<(Option<(usize, usize)>, f64)> = kept[core[i]]
+                    .iter()
+                    .map(|c| match c.gpu {
+                        Some(g) => match types.iter().position(|&t| t == g) {
+                            Some(0) => (Some(((c.units / grain[g]) as usize, 0)), c.value),
+                            Some(_) => (Some((0, (c.units / grain[g]) as usize)), c.value),
+                            None => (None, c.value - mu[g] * c.units as f64),
+                        },
+                        None => (None, 0.0),
+                    })
+                    .collect();
+                let da = dims[0];
+                let db = dims.get(1).copied().unwrap_or(1);
+                for _job in 0..classes[core[i]].jobs.len() {
+                    next.fill(f64::NEG_INFINITY);
+                    for &(shift, v) in &moves {
+                        match shift {
+                            None => {
+                                for (n, c) in next.iter_mut().zip(&cur) {
+                                    *n = n.max(c + v);
+                                }
+                            }
+                            Some((sa, sb)) => {
+                                for rb in sb..db {
+                                    for ra in sa..da {
+                                        let at = ra + da * rb;
+                                        let from = (ra - sa) + da * (rb - sb);
+                                        next[at] = next[at].max(cur[from] + v);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    std::mem::swap(&mut cur, &mut next);
+                }
+                data[i * cells..(i + 1) * cells].copy_from_slice(&cur);
+            }
+            // G: T minus the priced units, then a running maximum along each axis (a prefix
+            // maximum over the grid's lower set).
+            let da = dims[0];
+            let price: Vec<f64> = types.iter().map(|&t| mu[t] * grain[t] as f64).collect();
+            let mut slack = data.clone();
+            for layer in slack.chunks_mut(cells) {
+                for (at, x) in layer.iter_mut().enumerate() {
+                    let (ra, rb) = (at % da, at / da);
+                    *x -= price[0] * ra as f64 + price.get(1).map_or(0.0, |p| p * rb as f64);
+                }
+                for at in 0..cells {
+                    let (ra, rb) = (at % da, at / da);
+                    if ra > 0 {
+                        layer[at] = layer[at].max(layer[at - 1]);
+                    }
+                    if rb > 0 {
+                        layer[at] = layer[at].max(layer[at - da]);
+                    }
+                }
+            }
+            out.push(TypeTable {
+                types,
+                dims,
+                cells,
+                data,
+                slack,
+            });
+        }
+        Some(TypeTables {
+            sets: out,
+            mu: mu.to_vec(),
+        })
+    }
+
+    /// The least over the sets S of the tables' bound on the completions from layer `i` of a
+    /// (sub-)state worth `value` (fixed jobs included) with `used` units; `rest` describes the
+    /// jobs of the current class still to place (`None` between layers).
+    ///
+    /// Between layers: V + T_S^i(room_S) + sum_(t not in S) mu_t min(room_t, A_t) (proved on
+    /// [`TypeTables`]).
+    ///
+    /// Inside a class, with `rest` jobs on choices of best reduced cost rc_rest and at most
+    /// units_rest,t units each: V + rest rc_rest + sum_(t in S) mu_t grain_t room_t +
+    /// G_S^i(room_S) + sum_(t not in S) mu_t min(room_t, A_t + rest units_rest,t), room in
+    /// grains on S. *Proof.* Let the rest jobs take w grains on S (so the later classes get at
+    /// most room_S - w there). Their value is at most rest rc_rest + sum_t mu_t (their units on
+    /// t); the later classes' value is at most T_S^i(room_S - w) + sum_(t not in S) mu_t
+    /// (their units on t). Summing, the S part is mu_S grain w + T(room_S - w) =
+    /// mu_S grain room_S + (T(r') - mu_S grain r') for r' = room_S - w <= room_S, at most
+    /// mu_S grain room_S + G(room_S); the units outside S, of the rest jobs and the later
+    /// classes together, are at most min(room_t, A_t + rest units_rest,t). QED.
+    #[inline]
+    pub(super) fn bound(
+        &self,
+        sfx: &Suffix,
+        value: f64,
+        used: &[u64],
+        i: usize,
+        rest: Option<Rest>,
+    ) -> f64 {
+        let mu = &self.mu;
+        let mut best = f64::INFINITY;
+        for set in &self.sets {
+            let (at, rooms) = set.cell(sfx, used);
+            // Only the types outside S are relaxed (priced at mu); S is exact in the table.
+            let in_s = |t: usize| set.types.contains(&t);
+            let u = match rest {
+                None => {
+                    value + set.data[i * set.cells + at] + sfx.priced(0.0, mu, used, i, in_s, |_| 0)
+                }
+                Some(r) => {
+                    let mut u = value + r.jobs as f64 * r.rc + set.slack[i * set.cells + at];
+                    for (&t, &room) in set.types.iter().zip(&rooms) {
+                        u += mu[t] * (sfx.grain[t] * room) as f64;
+                    }
+                    u + sfx.priced(0.0, mu, used, i, in_s, |t| r.jobs * r.units[t])
+                }
+            };
+            best = best.min(u);
+        }
+        best
+    }
+}
+
+impl TypeTable {
+    /// S's rooms in grains (capped to the grid) for a state that used `used` units, and the
+    /// cell of the layer grid they index.
+    #[inline]
+    fn cell(&self, sfx: &Suffix, used: &[u64]) -> (usize, [u64; 2]) {
+        let (mut at, mut scale, mut rooms) = (0usize, 1usize, [0u64; 2]);
+        for (x, &t) in self.types.iter().enumerate() {
+            let room = (sfx.residual[t].saturating_sub(used[t]) / sfx.grain[t])
+                .min(self.dims[x] as u64 - 1);
+            rooms[x] = room;
+            at += room as usize * scale;
+            scale *= self.dims[x];
+        }
+        (at, rooms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::solvers::dp::Dp;
+    use crate::solvers::dp::bound::multipliers;
+    use crate::solvers::dp::class_dp::Bounds;
+    use crate::solvers::dp::classes::classes;
+    use crate::solvers::dp::fixing::fix;
+    use crate::solvers::dp::limits::{TABLE_WORK, TOLERANCE};
+    use crate::solvers::dp::testing::{self, SMALL, TINY, at_least, optimum};
+    use crate::solvers::{BruteForce, DenseDp};
+
+    /// The DP with the type tables and the slow gap growth on from the first run (by default
+    /// they start only once a run is expensive, which small instances never are).
+    fn with_tables() -> Dp {
+        Dp {
+            tables_after_states: 0,
+            ..Dp::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn dp_with_tables_matches_brute_force(instance in testing::instance(TINY, 1)) {
+            testing::agree(&with_tables(), &instance, &BruteForce::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        #[test]
+        fn dp_with_tables_matches_dense_dp(instance in testing::instance(SMALL, 1)) {
+            testing::agree(&with_tables(), &instance, &DenseDp::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Many identical jobs (classes split between tied choices by the LP).
+        #[test]
+        fn dp_with_tables_matches_dense_dp_on_copies(instance in testing::instance(SMALL, 15)) {
+            testing::agree(&with_tables(), &instance, &DenseDp::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// The tables' bound of the empty state is at least the optimum (the bound proved on
+        /// [`TypeTables`]), and never weaker than the Lagrangian bound at mu alone.
+        #[test]
+        fn type_tables_bound_is_at_least_the_optimum(problem in testing::small_problem()) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let Some(opt) = optimum(&problem)? else {
+                return Ok(());
+            };
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let fixed = fix(&classes, &problem.capacity, &mu, f64::INFINITY, tol);
+            let at_mu = vec![mu.clone()];
+            let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &at_mu, &fixed.residual)
+            else {
+                return Err(TestCaseError::fail("a feasible round overflows with every choice kept"));
+            };
+            let at_mu = Bounds { probes: &at_mu, sfx, tables: None };
+            let sfx = &at_mu.sfx;
+            let Some(tables) =
+                TypeTables::new(&classes, &fixed.kept, &fixed.core, sfx, &mu, TABLE_WORK)
+            else {
+                // No type can bind (or the grids are too large): nothing to check.
+                return Ok(());
+            };
+            let used = vec![0; mu.len()];
+            let b = tables.bound(sfx, fixed.base, &used, 0, None);
+            prop_assert!(at_least(b, opt), "tables bound {} below the optimum {}", b, opt);
+            let lagrangian = at_mu.bound(fixed.base, &used, 0, None);
+            prop_assert!(at_least(lagrangian, b), "tables {} weaker than mu {}", b, lagrangian);
+        }
+    }
+}
