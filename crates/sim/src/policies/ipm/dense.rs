@@ -386,7 +386,7 @@ pub(super) fn solve(
         k,
         rows,
         u,
-        capacity: capacity,
+        capacity,
     };
     let keep = entries.len() * k;
     let (error, x, t) = solve_dense(&sys, keep)?;
