@@ -188,21 +188,31 @@ impl MaxMin<'_> {
                 message,
             };
             let mut problem = ColProblem::new();
-            // U_i: utility - t >= 0; R_i: time <= 1; C_k: load <= n_k.
+            // U_i: utility - t >= 0; R_i: time <= 1; C_k: load <= n_k. HiGHS gets them in the
+            // order good_lp gave them (U_0, R_0, U_1, R_1, ..., then the C rows): the simplex
+            // path, and so the allocations, depend on the order, and this keeps the answers of
+            // `--lp highs-ipm` and `highs-simplex` those measured through good_lp before.
             let mut rows: Vec<highs::Row> = Vec::with_capacity(2 * n + k);
             for _ in 0..n {
                 rows.push(problem.add_row(0.0..));
-            }
-            for _ in 0..n {
                 rows.push(problem.add_row(..=1.0));
             }
             for &c in self.capacity {
                 rows.push(problem.add_row(..=f64::from(c)));
             }
+            let place = |r: usize| match r {
+                r if r < n => 2 * r,
+                r if r < 2 * n => 2 * (r - n) + 1,
+                r => r,
+            };
             // t is free.
-            problem.add_column::<f64, _, _, _>(1.0, .., rows[..n].iter().map(|&r| (r, -1.0)));
+            problem.add_column::<f64, _, _, _>(1.0, .., (0..n).map(|i| (rows[2 * i], -1.0)));
+            let mut placed: Vec<(usize, f64)> = Vec::with_capacity(5);
             self.columns(|col| {
-                problem.add_column(0.0, 0.0.., col.iter().map(|&(r, v)| (rows[r], v)));
+                placed.clear();
+                placed.extend(col.iter().map(|&(r, v)| (place(r), v)));
+                placed.sort_unstable_by_key(|&(r, _)| r);
+                problem.add_column(0.0, 0.0.., placed.iter().map(|&(r, v)| (rows[r], v)));
             });
             let mut model = Model::try_new(problem).map_err(|e| fail(format!("HiGHS: {e:?}")))?;
             model.set_sense(Sense::Maximise);
