@@ -14,20 +14,20 @@
 //! Max-min allocations are not unique: jobs above the bottleneck can take their spare time on any
 //! type. Gavel solves with cvxpy/ECOS, an interior-point method, whose answer lies near the
 //! analytic center of the optimal face: spare time is spread over the types rather than piled on
-//! one vertex. Two interior-point paths mimic that:
-//! - when every entry is one job, the block interior-point method of [`ipm`]
-//!   (O(n K^2) per iteration);
-//! - with pairs (space sharing), the dense interior-point method of [`ipm`]
-//!   (O(E K + (2n + K)^3) per iteration for E entries).
+//! one vertex. [`MaxMin`] is the one LP type; every method reads it:
+//! - [`Method::InteriorPoint`] (default): the hand-written interior point of [`ipm`], the block
+//!   method when every entry is one job (O(n K^2) per iteration), the dense one with pairs
+//!   (space sharing; O(E K + (2n + K)^3) per iteration for E entries);
+//! - [`Method::HighsInteriorPoint`] and [`Method::HighsSimplex`] (feature `highs`): HiGHS's IPX
+//!   without crossover or its dual simplex (a vertex), through the raw `highs` API; IPX is also
+//!   the fallback when the hand-written method stalls short of ECOS's reduced accuracy;
+//! - [`Method::Clarabel`] (feature `clarabel`): Clarabel's interior point.
 //!
-//! HiGHS (feature `highs`, through good_lp) is the fallback when the interior-point methods stall
-//! short of ECOS's reduced accuracy, and the alternative on request: [`Method::HighsInteriorPoint`]
-//! (IPX without crossover) or [`Method::HighsSimplex`] (a vertex). The interior-point methods are the
-//! default for speed only: on Gavel's trace (`docs/results.md`) HiGHS's IPX gives the same
-//! average JCT within 1.5% but costs about ten times as much per LP (the allocation is
-//! recomputed about 400 times per run, each LP with up to 14,000 columns under space sharing),
-//! which would put every LP policy below the required 100x speed-up over Gavel's simulator.
-//! Results are clipped to [0, 1] as Gavel does.
+//! The hand-written method is the default for speed: on Gavel's trace IPX and Clarabel give the
+//! same average JCT within 2% but cost 8x to 60x as much CPU (docs/dependencies.md, "The
+//! simulation's LP"; the allocation is recomputed about 400 times per run, each LP with up to
+//! 14,000 columns under space sharing), which would put every LP policy below the required 100x
+//! speed-up over Gavel's simulator. Results are clipped to [0, 1] as Gavel does.
 
 use super::super::SimError;
 use super::ipm;

@@ -20,17 +20,17 @@
 //! ```
 //!
 //! The files follow the phases of one solve:
-//! - [`mehrotra`]: the iteration itself, Mehrotra's predictor-corrector primal-dual method
+//! - `mehrotra.rs`: the iteration itself, Mehrotra's predictor-corrector primal-dual method
 //!   (Mehrotra, "On the implementation of a primal-dual interior point method", SIAM J. Optim.
 //!   2(4), 1992; Nocedal and Wright, "Numerical Optimization", 2nd ed., algorithm 14.3; Wright,
 //!   "Primal-Dual Interior-Point Methods", SIAM 1997): starting point, residuals and stopping
 //!   test, the Newton directions, the step lengths (ratio test). Generic over `System`: the
 //!   products with A and the solves of the normal equations of one form of the LP.
-//! - [`block`]: the normal equations A D A^T when every entry is one job: block-diagonal in the
+//! - `block.rs`: the normal equations A D A^T when every entry is one job: block-diagonal in the
 //!   (U_i, R_i) pairs, coupled by the K capacity rows and t, eliminated down to a (K + 1) x (K + 1)
 //!   Schur complement. O(n K^2 + K^3) per iteration; about a dozen iterations, roughly 100
 //!   microseconds for 60 jobs on three types.
-//! - [`dense`]: the normal equations with pairs as entries: a pair couples two jobs' rows, so
+//! - `dense.rs`: the normal equations with pairs as entries: a pair couples two jobs' rows, so
 //!   A D A^T is assembled densely (O(E K)) and factored by faer's Cholesky (O((2n + K)^3 / 3)); on
 //!   Gavel's trace n reaches 96 active jobs and E K about 14,000 columns, 17 iterations per LP on
 //!   average.
