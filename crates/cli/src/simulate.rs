@@ -56,7 +56,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 4)]
     units: u32,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
-    /// simplex (a vertex).
+    /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
     lp: String,
     /// Give Gavel's space-sharing policies every pair's measured throughput from the start
@@ -125,10 +125,12 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     let lp_method = match args.lp.as_str() {
         "ipm" => Method::InteriorPoint,
         "highs-ipm" => Method::HighsInteriorPoint,
-        "simplex" => Method::Simplex,
+        // `simplex` is the older name of highs-simplex.
+        "highs-simplex" | "simplex" => Method::HighsSimplex,
+        "clarabel" => Method::Clarabel,
         other => {
             return Err(Failure::input(format!(
-                "--lp must be ipm, highs-ipm or simplex (got {other:?})"
+                "--lp must be ipm, highs-ipm, highs-simplex or clarabel (got {other:?})"
             )));
         }
     };

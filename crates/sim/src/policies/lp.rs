@@ -14,23 +14,23 @@
 //! Max-min allocations are not unique: jobs above the bottleneck can take their spare time on any
 //! type. Gavel solves with cvxpy/ECOS, an interior-point method, whose answer lies near the
 //! analytic center of the optimal face: spare time is spread over the types rather than piled on
-//! one vertex. Two interior-point paths mimic that:
-//! - when every entry is one job, the block interior-point method of [`ipm`]
-//!   (O(n K^2) per iteration);
-//! - with pairs (space sharing), the dense interior-point method of [`ipm`]
-//!   (O(E K + (2n + K)^3) per iteration for E entries).
+//! one vertex. [`MaxMin`] is the one LP type; every method reads it:
+//! - [`Method::InteriorPoint`] (default): the hand-written interior point of [`ipm`], the block
+//!   method when every entry is one job (O(n K^2) per iteration), the dense one with pairs
+//!   (space sharing; O(E K + (2n + K)^3) per iteration for E entries);
+//! - [`Method::HighsInteriorPoint`] and [`Method::HighsSimplex`] (feature `highs`): HiGHS's IPX
+//!   without crossover or its dual simplex (a vertex), through the raw `highs` API; IPX is also
+//!   the fallback when the hand-written method stalls short of ECOS's reduced accuracy;
+//! - [`Method::Clarabel`] (feature `clarabel`): Clarabel's interior point.
 //!
-//! HiGHS (feature `highs`, through good_lp) is the fallback when the interior-point methods stall
-//! short of ECOS's reduced accuracy, and the alternative on request: [`Method::HighsInteriorPoint`]
-//! (IPX without crossover) or [`Method::Simplex`] (a vertex). The interior-point methods are the
-//! default for speed only: on Gavel's trace (`docs/results.md`) HiGHS's IPX gives the same
-//! average JCT within 1.5% but costs about ten times as much per LP (the allocation is
-//! recomputed about 400 times per run, each LP with up to 14,000 columns under space sharing),
-//! which would put every LP policy below the required 100x speed-up over Gavel's simulator.
-//! Results are clipped to [0, 1] as Gavel does.
+//! The hand-written method is the default for speed: on Gavel's trace IPX and Clarabel give the
+//! same average JCT within 2% but cost 8x to 60x as much CPU (docs/dependencies.md, "The
+//! simulation's LP"; the allocation is recomputed about 400 times per run, each LP with up to
+//! 14,000 columns under space sharing), which would put every LP policy below the required 100x
+//! speed-up over Gavel's simulator. Results are clipped to [0, 1] as Gavel does.
 
 use super::super::SimError;
-use super::ipm::{self, EntryLp, MaxMinLp};
+use super::ipm;
 
 /// Without HiGHS to fall back on, the block method's best point is accepted up to this relative
 /// error (ECOS's `feastol_inacc`).
@@ -46,7 +46,9 @@ pub enum Method {
     /// HiGHS's IPX without crossover, even for one-job entries (to cross-check the block method).
     HighsInteriorPoint,
     /// HiGHS's dual simplex: an optimal vertex.
-    Simplex,
+    HighsSimplex,
+    /// Clarabel's interior point (feature `clarabel`), for comparison.
+    Clarabel,
 }
 
 /// One entry of the LP: the job it holds, or the pair of jobs sharing GPUs (indices into the job
@@ -113,33 +115,8 @@ impl MaxMin<'_> {
                 ),
             });
         }
-        let one_job_each = entries.len() == jobs
-            && entries
-                .iter()
-                .enumerate()
-                .all(|(i, e)| e.job == i && e.partner.is_none());
         if method == Method::InteriorPoint {
-            let cap: Vec<f64> = self.capacity.iter().map(|&c| f64::from(c)).collect();
-            let solution = if one_job_each {
-                let utility: Vec<f64> = entries
-                    .iter()
-                    .flat_map(|e| e.utility.iter().map(|u| u[0]))
-                    .collect();
-                let size: Vec<f64> = entries.iter().map(|e| e.scale_factor).collect();
-                MaxMinLp {
-                    utility: &utility,
-                    size: &size,
-                    capacity: &cap,
-                }
-                .solve()
-            } else {
-                EntryLp {
-                    jobs,
-                    entries,
-                    capacity: &cap,
-                }
-                .solve()
-            };
+            let solution = ipm::solve(self);
             let rows =
                 |s: &ipm::IpmSolution| s.x.chunks(k).map(<[f64]>::to_vec).collect::<Vec<_>>();
             match solution {
@@ -164,67 +141,100 @@ impl MaxMin<'_> {
                 }
             }
         }
+        if method == Method::Clarabel {
+            return self.solve_clarabel(policy);
+        }
         self.solve_highs(policy, method)
     }
 
-    /// The LP through good_lp and HiGHS (IPX without crossover, or the dual simplex).
+    /// The x columns of the LP, for the general-purpose solvers, entry by entry (t's column is
+    /// the caller's).
+    /// Each x column lists its rows (U rows 0..n, R rows n..2n, C rows 2n..2n + K, as in the
+    /// module documentation) in increasing order, with their coefficients.
+    #[cfg(any(feature = "highs", feature = "clarabel"))]
+    fn columns(&self, mut column: impl FnMut(&[(usize, f64)])) {
+        let (n, k) = (self.jobs, self.capacity.len());
+        let mut rows: Vec<(usize, f64)> = Vec::with_capacity(5);
+        for e in self.entries {
+            for kk in 0..k {
+                rows.clear();
+                for (m, j) in e.members() {
+                    let u = e.utility[kk][m];
+                    if u != 0.0 {
+                        rows.push((j, u));
+                    }
+                }
+                for (_, j) in e.members() {
+                    rows.push((n + j, 1.0));
+                }
+                rows.push((2 * n + kk, e.scale_factor));
+                // A pair's partner may come before its first job.
+                rows.sort_unstable_by_key(|&(row, _)| row);
+                column(&rows);
+            }
+        }
+    }
+
+    /// The LP through the `highs` crate's column-wise API (IPX without crossover, or the dual
+    /// simplex): no modelling layer, the matrix is handed over as built.
     fn solve_highs(&self, policy: &str, method: Method) -> Result<(Vec<Vec<f64>>, f64), SimError> {
         #[cfg(feature = "highs")]
         {
-            use good_lp::solvers::highs::{HighsSolverType, highs};
-            use good_lp::{
-                Expression, ProblemVariables, Solution, SolverModel, Variable, variable,
-            };
+            use highs::{ColProblem, HighsModelStatus, Model, Sense};
 
-            let k = self.capacity.len();
-            let mut vars = ProblemVariables::new();
-            let t = vars.add(variable());
-            let x: Vec<Vec<Variable>> = self
-                .entries
-                .iter()
-                .map(|_| (0..k).map(|_| vars.add(variable().min(0.0))).collect())
-                .collect();
-            let mut utility: Vec<Expression> = vec![Expression::from(0.0); self.jobs];
-            let mut time: Vec<Expression> = vec![Expression::from(0.0); self.jobs];
-            let mut load: Vec<Expression> = vec![Expression::from(0.0); k];
-            for (e, xs) in self.entries.iter().zip(&x) {
-                for (kk, &v) in xs.iter().enumerate() {
-                    load[kk] += e.scale_factor * v;
-                    for (m, j) in e.members() {
-                        let u = e.utility[kk][m];
-                        if u != 0.0 {
-                            utility[j] += u * v;
-                        }
-                        time[j] += v;
-                    }
+            let (n, k) = (self.jobs, self.capacity.len());
+            let fail = |message: String| SimError::Solver {
+                policy: policy.to_string(),
+                message,
+            };
+            let mut problem = ColProblem::new();
+            // U_i: utility - t >= 0; R_i: time <= 1; C_k: load <= n_k. HiGHS gets them in the
+            // order good_lp gave them (U_0, R_0, U_1, R_1, ..., then the C rows): the simplex
+            // path, and so the allocations, depend on the order, and this keeps the answers of
+            // `--lp highs-ipm` and `highs-simplex` those measured through good_lp before.
+            let mut rows: Vec<highs::Row> = Vec::with_capacity(2 * n + k);
+            for _ in 0..n {
+                rows.push(problem.add_row(0.0..));
+                rows.push(problem.add_row(..=1.0));
+            }
+            for &c in self.capacity {
+                rows.push(problem.add_row(..=f64::from(c)));
+            }
+            let place = |r: usize| match r {
+                r if r < n => 2 * r,
+                r if r < 2 * n => 2 * (r - n) + 1,
+                r => r,
+            };
+            // t is free.
+            problem.add_column::<f64, _, _, _>(1.0, .., (0..n).map(|i| (rows[2 * i], -1.0)));
+            let mut placed: Vec<(usize, f64)> = Vec::with_capacity(5);
+            self.columns(|col| {
+                placed.clear();
+                placed.extend(col.iter().map(|&(r, v)| (place(r), v)));
+                placed.sort_unstable_by_key(|&(r, _)| r);
+                problem.add_column(0.0, 0.0.., placed.iter().map(|&(r, v)| (rows[r], v)));
+            });
+            let mut model = Model::try_new(problem).map_err(|e| fail(format!("HiGHS: {e:?}")))?;
+            model.set_sense(Sense::Maximise);
+            model.set_option("threads", 1);
+            match method {
+                Method::HighsSimplex => model.set_option("solver", "simplex"),
+                _ => {
+                    model.set_option("solver", "ipm");
+                    model.set_option("run_crossover", "off");
                 }
             }
-            let mut model = vars.maximise(t).using(highs).set_threads(1);
-            model = match method {
-                Method::Simplex => model.set_solver(HighsSolverType::Simplex),
-                Method::InteriorPoint | Method::HighsInteriorPoint => model
-                    .set_solver(HighsSolverType::Ipm)
-                    .set_option("run_crossover", "off"),
-            };
-            for (u, tm) in utility.into_iter().zip(time) {
-                model = model.with((u - t).geq(0.0)).with(tm.leq(1.0));
+            let solved = model
+                .try_solve()
+                .map_err(|e| fail(format!("HiGHS: {e:?}")))?;
+            match solved.status() {
+                HighsModelStatus::Optimal => {}
+                status => return Err(fail(format!("HiGHS: {status:?}"))),
             }
-            for (l, &n) in load.into_iter().zip(self.capacity) {
-                model = model.with(l.leq(f64::from(n)));
-            }
-            let solution = model.solve().map_err(|e| SimError::Solver {
-                policy: policy.to_string(),
-                message: e.to_string(),
-            })?;
-            let values = x
-                .iter()
-                .map(|xs| {
-                    xs.iter()
-                        .map(|&v| solution.value(v).clamp(0.0, 1.0))
-                        .collect()
-                })
-                .collect();
-            Ok((values, solution.value(t)))
+            let solution = solved.get_solution();
+            let values = solution.columns();
+            let t = values.first().copied().unwrap_or(0.0);
+            Ok((self.rows_of(values.get(1..).unwrap_or_default()), t))
         }
         #[cfg(not(feature = "highs"))]
         {
@@ -234,6 +244,84 @@ impl MaxMin<'_> {
                 message: "this LP needs HiGHS: build with the `highs` feature".to_string(),
             })
         }
+    }
+
+    /// The LP through Clarabel, as a conic program over the nonnegative cone: minimize -t
+    /// subject to A z + s = b, s >= 0, with the U, R and C rows of the module documentation
+    /// (U negated into `t - utility <= 0`) and one row `-x <= 0` per x.
+    fn solve_clarabel(&self, policy: &str) -> Result<(Vec<Vec<f64>>, f64), SimError> {
+        #[cfg(feature = "clarabel")]
+        {
+            use clarabel::algebra::CscMatrix;
+            use clarabel::solver::{
+                DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus,
+                SupportedConeT::NonnegativeConeT,
+            };
+
+            let (n, k) = (self.jobs, self.capacity.len());
+            let fail = |message: String| SimError::Solver {
+                policy: policy.to_string(),
+                message,
+            };
+            let vars = 1 + self.entries.len() * k;
+            let bound_row = 2 * n + k;
+            let m = bound_row + vars - 1;
+            let (mut colptr, mut rowval, mut nzval) = (vec![0], Vec::new(), Vec::new());
+            rowval.extend(0..n);
+            nzval.extend(std::iter::repeat_n(1.0, n));
+            colptr.push(rowval.len());
+            let mut x = 0;
+            self.columns(|col| {
+                for &(r, v) in col {
+                    rowval.push(r);
+                    nzval.push(if r < n { -v } else { v });
+                }
+                rowval.push(bound_row + x);
+                nzval.push(-1.0);
+                colptr.push(rowval.len());
+                x += 1;
+            });
+            let a = CscMatrix::new(m, vars, colptr, rowval, nzval);
+            let mut b = vec![0.0; m];
+            b[n..2 * n].fill(1.0);
+            for (bk, &c) in b[2 * n..bound_row].iter_mut().zip(self.capacity) {
+                *bk = f64::from(c);
+            }
+            let mut q = vec![0.0; vars];
+            q[0] = -1.0;
+            let p = CscMatrix::<f64>::zeros((vars, vars));
+            // The hand-written method's tolerances: ECOS's feasibility, a relative gap of 1e-5.
+            let settings = DefaultSettingsBuilder::default()
+                .verbose(false)
+                .tol_gap_rel(1e-5)
+                .tol_gap_abs(1e-8)
+                .tol_feas(1e-8)
+                .build()
+                .map_err(|e| fail(format!("Clarabel settings: {e}")))?;
+            let mut solver = DefaultSolver::new(&p, &q, &a, &b, &[NonnegativeConeT(m)], settings)
+                .map_err(|e| fail(format!("Clarabel: {e:?}")))?;
+            solver.solve();
+            match solver.solution.status {
+                SolverStatus::Solved | SolverStatus::AlmostSolved => {}
+                status => return Err(fail(format!("Clarabel: {status:?}"))),
+            }
+            let z = &solver.solution.x;
+            Ok((self.rows_of(&z[1..]), z[0]))
+        }
+        #[cfg(not(feature = "clarabel"))]
+        Err(SimError::Solver {
+            policy: policy.to_string(),
+            message: "--lp clarabel needs the `clarabel` feature of stsfair-sim".to_string(),
+        })
+    }
+
+    /// x entry by entry (K values each), clipped to [0, 1] as Gavel does.
+    #[cfg(any(feature = "highs", feature = "clarabel"))]
+    fn rows_of(&self, x: &[f64]) -> Vec<Vec<f64>> {
+        let k = self.capacity.len().max(1);
+        x.chunks(k)
+            .map(|row| row.iter().map(|v| v.clamp(0.0, 1.0)).collect())
+            .collect()
     }
 }
 
@@ -266,11 +354,15 @@ mod tests {
         entries
     }
 
-    /// The interior-point methods and HiGHS agree on the optimal value t, with and without
-    /// pairs, and the interior-point answer is feasible.
+    /// Every LP method on the same LPs, with and without pairs: the same optimal value t as
+    /// HiGHS's simplex, and a feasible x.
     #[test]
-    fn interior_point_agrees_with_highs() {
+    fn methods_agree() {
         let capacity = [3, 2, 4];
+        let mut methods = vec![Method::InteriorPoint, Method::HighsInteriorPoint];
+        if cfg!(feature = "clarabel") {
+            methods.push(Method::Clarabel);
+        }
         for pairs in [false, true] {
             let n = 12;
             let mut entries = with_pairs(n, capacity.len());
@@ -282,36 +374,43 @@ mod tests {
                 entries: &entries,
                 capacity: &capacity,
             };
-            let (x, t) = lp.solve("test", Method::InteriorPoint).unwrap();
-            let (_, t_highs) = lp.solve("test", Method::Simplex).unwrap();
-            assert!(
-                (t - t_highs).abs() <= 1e-4 * t_highs,
-                "pairs {pairs}: {t} vs HiGHS {t_highs}"
-            );
-            let mut time = vec![0.0; n];
-            let mut utility = vec![0.0; n];
-            let mut load = vec![0.0; capacity.len()];
-            for (e, row) in entries.iter().zip(&x) {
-                for (kk, &v) in row.iter().enumerate() {
-                    load[kk] += e.scale_factor * v;
-                    for (m, j) in e.members() {
-                        time[j] += v;
-                        utility[j] += e.utility[kk][m] * v;
-                    }
+            let (_, t_simplex) = lp.solve("test", Method::HighsSimplex).unwrap();
+            for &method in &methods {
+                let (x, t) = lp.solve("test", method).unwrap();
+                assert!(
+                    (t - t_simplex).abs() <= 1e-4 * t_simplex,
+                    "{method:?}, pairs {pairs}: {t} vs HiGHS's simplex {t_simplex}"
+                );
+                assert_feasible(&lp, &x, t_simplex);
+            }
+        }
+    }
+
+    /// x meets the LP's constraints up to the methods' relative tolerance (ECOS's reduced
+    /// accuracy, 5e-5), with every job's utility at least `t` (up to 1e-4).
+    fn assert_feasible(lp: &MaxMin<'_>, x: &[Vec<f64>], t: f64) {
+        let mut time = vec![0.0; lp.jobs];
+        let mut utility = vec![0.0; lp.jobs];
+        let mut load = vec![0.0; lp.capacity.len()];
+        for (e, row) in lp.entries.iter().zip(x) {
+            for (kk, &v) in row.iter().enumerate() {
+                load[kk] += e.scale_factor * v;
+                for (m, j) in e.members() {
+                    time[j] += v;
+                    utility[j] += e.utility[kk][m] * v;
                 }
             }
-            // Feasible up to the methods' relative tolerance (ECOS's reduced accuracy, 5e-5).
-            assert!(time.iter().all(|&s| s <= 1.0 + 5e-5), "{time:?}");
-            assert!(
-                load.iter()
-                    .zip(&capacity)
-                    .all(|(&l, &c)| l <= f64::from(c) * (1.0 + 5e-5)),
-                "{load:?}"
-            );
-            assert!(
-                utility.iter().all(|&u| u >= t_highs * (1.0 - 1e-4)),
-                "{utility:?}"
-            );
         }
+        assert!(time.iter().all(|&s| s <= 1.0 + 5e-5), "{time:?}");
+        assert!(
+            load.iter()
+                .zip(lp.capacity)
+                .all(|(&l, &c)| l <= f64::from(c) * (1.0 + 5e-5)),
+            "{load:?}"
+        );
+        assert!(
+            utility.iter().all(|&u| u >= t * (1.0 - 1e-4)),
+            "{utility:?}"
+        );
     }
 }
