@@ -15,7 +15,18 @@
 //!   samples so that a sample never sees its own target;
 //! - the same ordered pair's ratio on each other GPU type, where measured (interference depends
 //!   on the pair more than on the architecture, so this transfers);
-//! - profile counters of `a` and `b` on `g`, when the inputs have them.
+//! - profile counters of `a` and `b` on `g`, when the inputs have them;
+//! - with [`FeatureSet::ColdStart`] (the default), also for `a` and `b` the additive
+//!   sensitivity and pressure on every GPU type (`Additive`), the speed on every other GPU
+//!   type relative to `g`, and the additive prediction; each sample is then trained on in
+//!   seven variants (`Cold::VARIANTS`) that hide what a never-measured pair, job or partner
+//!   lacks, so that the trees learn to predict without it (issue 18, `docs/costs.md`).
+//!
+//! **Evaluation.** [`evaluate_split`] draws a held-out set ([`held_out_pairs`]: per GPU type,
+//! pairs on every type, job types or model families, with optional reference partners) and
+//! scores the predictor trained on the rest ([`evaluate_pairs`], which also takes a held-out
+//! set from the caller). Features read only the masked table, so nothing of a held-out pair
+//! reaches them (tested below).
 //!
 //! **Learner.** Extremely randomized trees (Geurts, Ernst and Wehenkel, "Extremely randomized
 //! trees", Machine Learning 63, 2006), from the `smartcore` crate: an average of fully grown
@@ -101,7 +112,7 @@ pub enum FeatureSet {
     /// Kept for comparison (`stsfair predict-eval --features pairwise`).
     Pairwise,
     /// Cold-start features (issue 18): the pairwise ones, plus each job's additive sensitivity
-    /// and pressure on every GPU type ([`Additive`]), the additive model's prediction, and the
+    /// and pressure on every GPU type (`Additive`), the additive model's prediction, and the
     /// job's speed on every GPU type relative to this one; each measured sample is also shown
     /// to the learner as it would look if the pair, the job or the partner had never been
     /// measured (those features absent), so that the trees learn what to do without them.
@@ -476,10 +487,7 @@ pub fn held_out_pairs(
                         .filter_map(|c| inputs.solo(g, c).map(|v| (v, c)))
                         .collect();
                     partners.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-                    let c = partners.len();
-                    let n = split.reference_partners;
-                    for i in 0..n.min(c) {
-                        let pos = if n >= c { i } else { (2 * i + 1) * c / (2 * n) };
+                    for pos in reference_positions(partners.len(), split.reference_partners) {
                         let p = partners[pos].1;
                         keep.insert((g, h.min(p), h.max(p)));
                     }
@@ -817,6 +825,22 @@ pub(crate) struct Cold {
     job: bool,
     /// Everything measured of the partner beside anything.
     other: bool,
+    /// The job known only from [`FEW_PARTNERS`] partners per GPU type (chosen by the reference
+    /// rule of [`held_out_pairs`], never the sample's own partner): a new job type profiled
+    /// against a few reference jobs.
+    few_job: bool,
+    /// The partner known only from a few partners, likewise.
+    few_other: bool,
+}
+
+/// Partners of the "known from a few partners" training variants: the number of reference
+/// partners the issue asks the predictor to do well with.
+const FEW_PARTNERS: usize = 3;
+
+/// Positions of `n` reference partners among `c` candidates sorted by solo throughput:
+/// `floor((2i + 1) c / (2n))` for `i < n`, or all of them when `n >= c`.
+fn reference_positions(c: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n.min(c)).map(move |i| if n >= c { i } else { (2 * i + 1) * c / (2 * n) })
 }
 
 impl Cold {
@@ -825,21 +849,39 @@ impl Cold {
         pair: false,
         job: false,
         other: false,
+        few_job: false,
+        few_other: false,
     };
     /// The variants each training sample is shown in under [`FeatureSet::ColdStart`]: as
     /// measured; pair never measured (the `pair-all-types` case); job, partner, or both never
     /// measured beside anything (the `job` and `family` cases; a job type unseen beside
     /// anything has no measured pair on any GPU type either).
-    const VARIANTS: [Cold; 5] = [
+    /// Last, the job or the partner known from [`FEW_PARTNERS`] partners only (the
+    /// `--reference-partners 3` case).
+    const VARIANTS: [Cold; 7] = [
         Cold::NONE,
         Cold::hide(true, false, false),
         Cold::hide(true, true, false),
         Cold::hide(true, false, true),
         Cold::hide(true, true, true),
+        Cold {
+            few_job: true,
+            ..Cold::hide(true, false, false)
+        },
+        Cold {
+            few_other: true,
+            ..Cold::hide(true, false, false)
+        },
     ];
 
     const fn hide(pair: bool, job: bool, other: bool) -> Cold {
-        Cold { pair, job, other }
+        Cold {
+            pair,
+            job,
+            other,
+            few_job: false,
+            few_other: false,
+        }
     }
 }
 
@@ -963,22 +1005,37 @@ impl<'a> Features<'a> {
                     (Some(v), Some(h)) if x != g => v.ln() - h,
                     _ => ABSENT,
                 }));
-                for table in [&self.additive.sens, &self.additive.press] {
+                let few = (job == a && cold.few_job) || (job == b && cold.few_other);
+                let partner = if job == a { b } else { a };
+                for pressure in [false, true] {
                     out.extend((0..k).map(|x| {
-                        let v = table[[x, job]];
+                        let v = if few {
+                            self.few_term(x, job, partner, pressure).0
+                        } else if pressure {
+                            self.additive.press[[x, job]]
+                        } else {
+                            self.additive.sens[[x, job]]
+                        };
                         if hidden || v.is_nan() { ABSENT } else { v }
                     }));
                 }
             }
         }
         if cold_start {
+            let (few_sens_a, few_mean_a) = self.few_term(g, a, b, false);
+            let (few_press_b, few_mean_b) = self.few_term(g, b, a, true);
+            let absent = |v: f64| if v.is_nan() { ABSENT } else { v };
             let sens_a = if cold.job {
                 ABSENT
+            } else if cold.few_job {
+                absent(few_mean_a)
             } else {
                 self.leave_one_out(&self.sens, g, a, own)
             };
             let press_b = if cold.other {
                 ABSENT
+            } else if cold.few_other {
+                absent(few_mean_b)
             } else {
                 self.leave_one_out(&self.press, g, b, own)
             };
@@ -986,11 +1043,17 @@ impl<'a> Features<'a> {
             out.push(press_b);
             // The additive prediction, an unknown term counting as typical (0).
             let term = |hidden: bool, v: f64| if hidden || v.is_nan() { 0.0 } else { v };
-            out.push(
-                self.additive.mu[g]
-                    + term(cold.job, self.additive.sens[[g, a]])
-                    + term(cold.other, self.additive.press[[g, b]]),
-            );
+            let s_a = if cold.few_job {
+                few_sens_a
+            } else {
+                self.additive.sens[[g, a]]
+            };
+            let p_b = if cold.few_other {
+                few_press_b
+            } else {
+                self.additive.press[[g, b]]
+            };
+            out.push(self.additive.mu[g] + term(cold.job, s_a) + term(cold.other, p_b));
         } else {
             out.push(self.mean(&self.sens, g, a, own));
             out.push(self.mean(&self.press, g, b, own));
@@ -1015,6 +1078,49 @@ impl<'a> Features<'a> {
                 }));
             }
         }
+    }
+
+    /// The additive sensitivity (or, with `pressure`, pressure) of `job` on GPU type `x` as if
+    /// it had been measured beside [`FEW_PARTNERS`] partners only, and the plain mean ratio
+    /// over them (NaN when there is none): the partners are those of `job` measured on `x`
+    /// other than `exclude` (the sample's own partner, so the target never enters) and `job`
+    /// itself, chosen by the reference rule ([`held_out_pairs`]); the term is one ridge update
+    /// with the partners' terms fixed, what the alternating fit gives a job with so few
+    /// samples. O(J log J) for J job types.
+    fn few_term(&self, x: usize, job: usize, exclude: usize, pressure: bool) -> (f64, f64) {
+        let inputs = self.inputs;
+        let mut partners: Vec<(f64, usize, f64)> = inputs
+            .single_gpu_jobs_on(x)
+            .filter(|&c| c != exclude && c != job)
+            .filter_map(|c| {
+                // The ratio the term is about: job's own (sensitivity) or the partner's
+                // (pressure).
+                let (who, whom) = if pressure { (c, job) } else { (job, c) };
+                match (inputs.colocation(x, who, whom), inputs.solo(x, who)) {
+                    (Colocation::Measured { own, .. }, Some(solo)) => {
+                        inputs.solo(x, c).map(|v| (v, c, own / solo))
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        partners.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+        let (mut residual, mut sum, mut n) = (0.0, 0.0, 0usize);
+        for pos in reference_positions(partners.len(), FEW_PARTNERS) {
+            let (_, c, r) = partners[pos];
+            let other = if pressure {
+                self.additive.sens[[x, c]]
+            } else {
+                self.additive.press[[x, c]]
+            };
+            residual += r - self.additive.mu[x] - if other.is_nan() { 0.0 } else { other };
+            sum += r;
+            n += 1;
+        }
+        if n == 0 {
+            return (f64::NAN, f64::NAN);
+        }
+        (residual / (n as f64 + RIDGE), sum / n as f64)
     }
 
     /// Leave-one-out mean like [`mean`](Self::mean), but absent (not the global mean) where

@@ -28,6 +28,10 @@ fn split_table() {
             let config = PredictorConfig {
                 seed,
                 features: FeatureSet::from_name(&features).unwrap(),
+                features_per_split: std::env::var("STSFAIR_FPS")
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0.5),
                 ..PredictorConfig::default()
             };
             if std::env::var("STSFAIR_SHOW").is_ok() {
