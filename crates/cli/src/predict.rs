@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use stsfair_costs::{Learner, PredictorConfig, predictor};
+use stsfair_costs::{FeatureSet, Learner, PredictorConfig, Split, SplitConfig, predictor};
 
 use crate::Failure;
 
@@ -12,9 +12,19 @@ pub struct PredictEvalArgs {
     /// Gavel throughputs file (default: the measured data bundled in the binary).
     #[arg(long, value_name = "FILE")]
     throughputs: Option<PathBuf>,
-    /// Fraction of the measured unordered pairs held out, per GPU type.
+    /// Split kind: per-type (pairs held out per GPU type), pair-all-types (pairs held out on
+    /// every GPU type), job (job types never measured beside anything) or family (model
+    /// families never measured beside anything).
+    #[arg(long, default_value = "per-type")]
+    split: String,
+    /// Fraction held out, in (0, 1): of the pairs (per-type, pair-all-types), of the job types
+    /// (job) or of the model families (family); at least one.
     #[arg(long, default_value_t = 0.2)]
     holdout: f64,
+    /// For --split job and family: measured pairs of each held-out job type kept in training
+    /// per GPU type, the partners spread evenly by solo throughput (docs/costs.md).
+    #[arg(long, default_value_t = 0)]
+    reference_partners: usize,
     /// Seed of the split and of the learner.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -27,6 +37,10 @@ pub struct PredictEvalArgs {
     /// Fraction of the features tried at each split, in (0, 1].
     #[arg(long, default_value_t = PredictorConfig::default().features_per_split)]
     features_per_split: f64,
+    /// Feature set: cold-start (the default predictor) or pairwise (the first predictor, for
+    /// comparison).
+    #[arg(long, default_value = "cold-start")]
+    features: String,
     /// Print the report as JSON on standard output.
     #[arg(long)]
     json: bool,
@@ -40,20 +54,49 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
             args.learner
         ))
     })?;
+    let split = Split::from_name(&args.split).ok_or_else(|| {
+        Failure::input(format!(
+            "--split must be per-type, pair-all-types, job or family (got {:?})",
+            args.split
+        ))
+    })?;
+    let features = FeatureSet::from_name(&args.features).ok_or_else(|| {
+        Failure::input(format!(
+            "--features must be cold-start or pairwise (got {:?})",
+            args.features
+        ))
+    })?;
+    if args.reference_partners > 0 && !matches!(split, Split::Job | Split::Family) {
+        return Err(Failure::input(
+            "--reference-partners applies only to --split job and --split family",
+        ));
+    }
     let config = PredictorConfig {
         learner,
         trees: args.trees,
         seed: args.seed,
         features_per_split: args.features_per_split,
+        features,
     };
-    let report = predictor::evaluate_holdout(data.inputs(), args.holdout, &config)
-        .map_err(Failure::input)?;
+    let split = SplitConfig {
+        split,
+        holdout: args.holdout,
+        reference_partners: args.reference_partners,
+    };
+    let report =
+        predictor::evaluate_split(data.inputs(), &split, &config).map_err(Failure::input)?;
     if args.json {
         let text = serde_json::to_string(&report).map_err(Failure::other)?;
         println!("{text}");
     } else {
         println!(
-            "mape {:.4} on {} held-out pairs ({} predictions), trained on {} pairs, seed {}",
+            "{} split{}: mape {:.4} on {} held-out pairs ({} predictions), trained on {} pairs, seed {}",
+            report.split,
+            if report.reference_partners > 0 {
+                format!(" ({} reference partners)", report.reference_partners)
+            } else {
+                String::new()
+            },
             report.mape,
             report.pairs_test,
             report.predictions_test,

@@ -39,7 +39,9 @@ pub mod slots;
 pub mod slowdown;
 
 pub use gavel::GavelThroughputs;
-pub use predictor::{HoldoutReport, LearnedPredictor, Learner, PredictorConfig};
+pub use predictor::{
+    FeatureSet, HoldoutReport, LearnedPredictor, Learner, PredictorConfig, Split, SplitConfig,
+};
 pub use slowdown::JobSlowdowns;
 
 /// An invalid cost input, or a model that could not be built from it.

@@ -15,7 +15,18 @@
 //!   samples so that a sample never sees its own target;
 //! - the same ordered pair's ratio on each other GPU type, where measured (interference depends
 //!   on the pair more than on the architecture, so this transfers);
-//! - profile counters of `a` and `b` on `g`, when the inputs have them.
+//! - profile counters of `a` and `b` on `g`, when the inputs have them;
+//! - with [`FeatureSet::ColdStart`] (the default), also for `a` and `b` the additive
+//!   sensitivity and pressure on every GPU type (`Additive`), the speed on every other GPU
+//!   type relative to `g`, and the additive prediction; each sample is then trained on in
+//!   seven variants (`Cold::VARIANTS`) that hide what a never-measured pair, job or partner
+//!   lacks, so that the trees learn to predict without it (issue 18, `docs/costs.md`).
+//!
+//! **Evaluation.** [`evaluate_split`] draws a held-out set ([`held_out_pairs`]: per GPU type,
+//! pairs on every type, job types or model families, with optional reference partners) and
+//! scores the predictor trained on the rest ([`evaluate_pairs`], which also takes a held-out
+//! set from the caller). Features read only the masked table, so nothing of a held-out pair
+//! reaches them (tested below).
 //!
 //! **Learner.** Extremely randomized trees (Geurts, Ernst and Wehenkel, "Extremely randomized
 //! trees", Machine Learning 63, 2006), from the `smartcore` crate: an average of fully grown
@@ -89,6 +100,41 @@ pub struct PredictorConfig {
     pub seed: u64,
     /// Features tried at each split, as a fraction of all features.
     pub features_per_split: f64,
+    /// The feature set (and training rows) the learner sees.
+    pub features: FeatureSet,
+}
+
+/// Which features the predictor computes, and on which rows it trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FeatureSet {
+    /// The pairwise features of the first predictor (issue 6): job and partner descriptions,
+    /// leave-one-out mean ratios, the same pair on other GPU types; one row per measured sample.
+    /// Kept for comparison (`stsfair predict-eval --features pairwise`).
+    Pairwise,
+    /// Cold-start features (issue 18): the pairwise ones, plus each job's additive sensitivity
+    /// and pressure on every GPU type (`Additive`), the additive model's prediction, and the
+    /// job's speed on every GPU type relative to this one; each measured sample is also shown
+    /// to the learner as it would look if the pair, the job or the partner had never been
+    /// measured (those features absent), so that the trees learn what to do without them.
+    #[default]
+    ColdStart,
+}
+
+impl FeatureSet {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FeatureSet::Pairwise => "pairwise",
+            FeatureSet::ColdStart => "cold-start",
+        }
+    }
+
+    /// The feature set called `name` ([`name`](Self::name)).
+    pub fn from_name(name: &str) -> Option<FeatureSet> {
+        [FeatureSet::Pairwise, FeatureSet::ColdStart]
+            .into_iter()
+            .find(|f| f.name() == name)
+    }
 }
 
 impl Default for PredictorConfig {
@@ -98,6 +144,7 @@ impl Default for PredictorConfig {
             trees: 300,
             seed: 0,
             features_per_split: 0.5,
+            features: FeatureSet::ColdStart,
         }
     }
 }
@@ -120,7 +167,7 @@ impl LearnedPredictor {
         config: &PredictorConfig,
     ) -> Result<LearnedPredictor, CostError> {
         check_config(config)?;
-        let features = Features::new(inputs);
+        let features = Features::new(inputs, config.features);
         let samples = training_samples(inputs);
         if samples.len() < MIN_SAMPLES {
             return Err(CostError::TooFewSamples {
@@ -142,20 +189,17 @@ impl LearnedPredictor {
         }
         let mut predicted = Array3::from_elem((k, j, j), f64::NAN);
         let method = format!(
-            "{} ({} trees, smartcore)",
+            "{} ({} trees, smartcore, {} features)",
             config.learner.name(),
-            config.trees
+            config.trees,
+            config.features.name()
         );
         if !targets.is_empty() {
-            let x = features.matrix(
-                samples
-                    .iter()
-                    .map(|s| (s.gpu, s.job, s.other, Some(s.ratio))),
-            )?;
-            let y = Array1::from_iter(samples.iter().map(|s| s.ratio));
+            let (x, y) = features.training_set(&samples)?;
             let m = ((x.ncols() as f64 * config.features_per_split).ceil() as usize)
                 .clamp(1, x.ncols());
-            let xt = features.matrix(targets.iter().map(|&(g, a, b)| (g, a, b, None)))?;
+            let xt =
+                features.matrix(targets.iter().map(|&(g, a, b)| (g, a, b, None, Cold::NONE)))?;
             let method = config.learner.name();
             let fit = |e: smartcore::error::Failed| CostError::Learning {
                 method,
@@ -271,7 +315,8 @@ pub struct Baselines {
     pub per_job_mean_ratio: f64,
 }
 
-/// The result of [`evaluate_holdout`], in the JSON form `stsfair predict-eval --json` prints.
+/// The result of [`evaluate_split`] (and [`evaluate_pairs`], [`evaluate_holdout`]), in the JSON
+/// form `stsfair predict-eval --json` prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HoldoutReport {
     /// Mean absolute percentage error (as a fraction) of the predicted co-located throughputs of
@@ -279,7 +324,7 @@ pub struct HoldoutReport {
     pub mape: f64,
     /// Unordered measured pairs trained on (summed over GPU types).
     pub pairs_train: usize,
-    /// Unordered pairs held out.
+    /// Unordered pairs held out (summed over GPU types).
     pub pairs_test: usize,
     /// Predictions scored (two per held-out pair of distinct job types, one for a job beside
     /// itself).
@@ -288,36 +333,276 @@ pub struct HoldoutReport {
     pub method: String,
     /// The split's seed.
     pub seed: u64,
+    /// The split kind ([`Split::name`]; `custom` for a held-out set given by the caller).
+    pub split: String,
+    /// Reference partners kept per held-out job type and GPU type (`job` and `family` splits;
+    /// 0 otherwise).
+    pub reference_partners: usize,
     /// Baselines on the same split.
     pub baselines: Baselines,
 }
 
+/// How the held-out pairs are chosen (`stsfair predict-eval --split`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Split {
+    /// Per GPU type, a fraction of its measured pairs; the same pair usually stays measured on
+    /// the other types.
+    #[default]
+    PerType,
+    /// A fraction of the job-type pairs, held out on every GPU type: pairs never measured.
+    PairAllTypes,
+    /// A fraction of the job types, every pair of theirs held out on every GPU type (but the
+    /// reference partners): job types profiled alone but never beside anything.
+    Job,
+    /// A fraction of the model families, every pair of their job types held out (but the
+    /// reference partners): models never seen beside anything.
+    Family,
+}
+
+impl Split {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::PerType => "per-type",
+            Split::PairAllTypes => "pair-all-types",
+            Split::Job => "job",
+            Split::Family => "family",
+        }
+    }
+
+    /// The split called `name` ([`name`](Self::name)).
+    pub fn from_name(name: &str) -> Option<Split> {
+        [
+            Split::PerType,
+            Split::PairAllTypes,
+            Split::Job,
+            Split::Family,
+        ]
+        .into_iter()
+        .find(|x| x.name() == name)
+    }
+}
+
+/// A held-out split: its kind, the fraction held out and the reference partners.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SplitConfig {
+    /// The kind.
+    pub split: Split,
+    /// Fraction held out, in (0, 1): of the pairs (per GPU type for [`Split::PerType`], of
+    /// job-type pairs for [`Split::PairAllTypes`]), of the job types ([`Split::Job`]) or of the
+    /// families ([`Split::Family`]); `round(fraction * n)`, at least 1 and at most `n - 1`
+    /// (a split that holds out every job type leaves nothing to train on).
+    pub holdout: f64,
+    /// For [`Split::Job`] and [`Split::Family`]: measured pairs kept in training for each
+    /// held-out job type on each GPU type (see [`held_out_pairs`] for the rule).
+    pub reference_partners: usize,
+}
+
+impl Default for SplitConfig {
+    fn default() -> Self {
+        SplitConfig {
+            split: Split::PerType,
+            holdout: 0.2,
+            reference_partners: 0,
+        }
+    }
+}
+
+/// How many of `n` items a fraction holds out: `round(holdout * n)`, clamped to `1..=n - 1`
+/// when `clamp_below_all` (job types, families) or to `1..=n` otherwise.
+fn holdout_count(holdout: f64, n: usize, clamp_below_all: bool) -> usize {
+    let top = if clamp_below_all {
+        n.saturating_sub(1)
+    } else {
+        n
+    };
+    ((holdout * n as f64).round() as usize).max(1).min(top)
+}
+
+/// The held-out unordered pairs `(gpu, a, b)` (`a <= b`, measured as possible) of a split drawn
+/// with ChaCha8 seeded by `seed`:
+///
+/// - [`Split::PerType`]: per GPU type, `round(holdout * n_g)` of its `n_g` pairs (the draw of
+///   the first predictor's evaluation, so its numbers are unchanged);
+/// - [`Split::PairAllTypes`]: `round(holdout * n)` of the `n` job-type pairs measured on some
+///   type, each held out on every type where it is measured;
+/// - [`Split::Job`] / [`Split::Family`]: `round(holdout * n)` of the `n` single-GPU job types
+///   (families) that have a measured pair; every measured pair with a held-out job type in it,
+///   on every GPU type, except the reference partners.
+///
+/// **Reference partners** (the fixed rule): for a held-out job type `h` on GPU type `g`, the
+/// candidates are the job types that are not held out and whose pair with `h` is measured on
+/// `g`, sorted by solo throughput on `g` (then index); with `c` candidates and `N` reference
+/// partners, the candidates at positions `floor((i + 1/2) c / N)` for `i < N` are kept (all
+/// of them when `N >= c`): `N` partners spread evenly from the smallest to the largest job, as
+/// a profiler would pick reference jobs of every size. The rule reads only which pairs exist
+/// and the solo throughputs, never a held-out measurement. O(P log P) for P measured pairs.
+pub fn held_out_pairs(
+    inputs: &CostInputs,
+    split: &SplitConfig,
+    seed: u64,
+) -> Result<Vec<(usize, usize, usize)>, CostError> {
+    let holdout = split.holdout;
+    check_holdout(holdout)?;
+    let all = inputs.measured_single_gpu_pairs();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut test = Vec::new();
+    match split.split {
+        Split::PerType => {
+            for g in 0..inputs.gpu_types().len() {
+                let mut pairs: Vec<_> = all.iter().copied().filter(|p| p.0 == g).collect();
+                if pairs.is_empty() {
+                    continue;
+                }
+                pairs.shuffle(&mut rng);
+                let n_test = holdout_count(holdout, pairs.len(), false);
+                test.extend_from_slice(&pairs[..n_test]);
+            }
+        }
+        Split::PairAllTypes => {
+            let mut pairs: Vec<(usize, usize)> = all.iter().map(|&(_, a, b)| (a, b)).collect();
+            pairs.sort_unstable();
+            pairs.dedup();
+            pairs.shuffle(&mut rng);
+            let n_test = holdout_count(holdout, pairs.len(), false);
+            let chosen: std::collections::HashSet<(usize, usize)> =
+                pairs[..n_test].iter().copied().collect();
+            test.extend(
+                all.iter()
+                    .copied()
+                    .filter(|&(_, a, b)| chosen.contains(&(a, b))),
+            );
+        }
+        Split::Job | Split::Family => {
+            let jobs = paired_jobs(&all);
+            let held = held_out_jobs(inputs, split, seed)?;
+            let mut keep = std::collections::HashSet::new();
+            for g in 0..inputs.gpu_types().len() {
+                for h in jobs.iter().copied().filter(|&h| held[h]) {
+                    let mut partners: Vec<(f64, usize)> = inputs
+                        .single_gpu_jobs_on(g)
+                        .filter(|&c| {
+                            !held[c] && all.binary_search(&(g, h.min(c), h.max(c))).is_ok()
+                        })
+                        .filter_map(|c| inputs.solo(g, c).map(|v| (v, c)))
+                        .collect();
+                    partners.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+                    for pos in reference_positions(partners.len(), split.reference_partners) {
+                        let p = partners[pos].1;
+                        keep.insert((g, h.min(p), h.max(p)));
+                    }
+                }
+            }
+            test.extend(
+                all.iter()
+                    .copied()
+                    .filter(|&(g, a, b)| (held[a] || held[b]) && !keep.contains(&(g, a, b))),
+            );
+        }
+    }
+    Ok(test)
+}
+
+/// The single-GPU job types that appear in a measured pair, in index order.
+fn paired_jobs(all: &[(usize, usize, usize)]) -> Vec<usize> {
+    let mut jobs: Vec<usize> = all.iter().flat_map(|&(_, a, b)| [a, b]).collect();
+    jobs.sort_unstable();
+    jobs.dedup();
+    jobs
+}
+
+/// For [`Split::Job`] and [`Split::Family`]: which job types are held out (indexed by job
+/// type), drawn with ChaCha8 seeded by `seed` as [`held_out_pairs`] draws them; all false for
+/// the other split kinds.
+pub fn held_out_jobs(
+    inputs: &CostInputs,
+    split: &SplitConfig,
+    seed: u64,
+) -> Result<Vec<bool>, CostError> {
+    check_holdout(split.holdout)?;
+    let mut held = vec![false; inputs.job_types().len()];
+    let jobs = paired_jobs(&inputs.measured_single_gpu_pairs());
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    match split.split {
+        Split::PerType | Split::PairAllTypes => return Ok(held),
+        Split::Job => {
+            let mut order = jobs.clone();
+            order.shuffle(&mut rng);
+            let n_test = holdout_count(split.holdout, order.len(), true);
+            for &j in &order[..n_test] {
+                held[j] = true;
+            }
+        }
+        Split::Family => {
+            let family = |j: usize| inputs.job_types()[j].family.as_str();
+            let mut families: Vec<&str> = jobs.iter().map(|&j| family(j)).collect();
+            families.sort_unstable();
+            families.dedup();
+            families.shuffle(&mut rng);
+            let n_test = holdout_count(split.holdout, families.len(), true);
+            let chosen = &families[..n_test];
+            for &j in &jobs {
+                held[j] = chosen.contains(&family(j));
+            }
+        }
+    }
+    if jobs.iter().all(|&j| held[j]) || !jobs.iter().any(|&j| held[j]) {
+        return Err(CostError::Parameter {
+            name: "holdout",
+            rule: "must leave at least one job type (family) in and take one out",
+            got: split.holdout.to_string(),
+        });
+    }
+    Ok(held)
+}
+
 /// Holds out a random `holdout` fraction of the measured unordered pairs of single-GPU job types
-/// (per GPU type: `round(holdout * n_g)` of its `n_g` pairs, drawn with ChaCha8 seeded by
-/// `config.seed`), trains the predictor on the rest and scores the predicted co-located
-/// throughput of each job of each held-out pair, with the two baselines on the same split.
+/// per GPU type ([`Split::PerType`], seeded by `config.seed`), trains the predictor on the rest
+/// and scores it: [`evaluate_split`] with the default split kind.
 pub fn evaluate_holdout(
     inputs: &CostInputs,
     holdout: f64,
     config: &PredictorConfig,
 ) -> Result<HoldoutReport, CostError> {
-    if !(holdout > 0.0 && holdout < 1.0) {
-        return Err(CostError::Parameter {
-            name: "holdout",
-            rule: "must be in (0, 1)",
-            got: holdout.to_string(),
-        });
-    }
+    evaluate_split(
+        inputs,
+        &SplitConfig {
+            holdout,
+            ..SplitConfig::default()
+        },
+        config,
+    )
+}
+
+/// Draws the held-out pairs of `split` with `config.seed` ([`held_out_pairs`]) and scores the
+/// predictor on them ([`evaluate_pairs`]).
+pub fn evaluate_split(
+    inputs: &CostInputs,
+    split: &SplitConfig,
+    config: &PredictorConfig,
+) -> Result<HoldoutReport, CostError> {
+    let test = held_out_pairs(inputs, split, config.seed)?;
+    let mut report = evaluate_pairs(inputs, &test, config)?;
+    report.split = split.split.name().to_string();
+    report.reference_partners = match split.split {
+        Split::Job | Split::Family => split.reference_partners,
+        Split::PerType | Split::PairAllTypes => 0,
+    };
+    Ok(report)
+}
+
+/// Scores the predictor on held-out pairs the caller chose: removes the unordered pairs
+/// `test` (`(gpu, a, b)`, both directions, on that GPU type only) from the table, trains on the
+/// rest and compares the predicted co-located throughput of each job of each held-out pair
+/// with its measurement, with the two baselines on the same split. A held-out pair that is
+/// not measured as possible in `inputs` is not scored. O(training + |test|).
+pub fn evaluate_pairs(
+    inputs: &CostInputs,
+    test: &[(usize, usize, usize)],
+    config: &PredictorConfig,
+) -> Result<HoldoutReport, CostError> {
     let all = inputs.measured_single_gpu_pairs();
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let mut test = Vec::new();
-    for g in 0..inputs.gpu_types().len() {
-        let mut pairs: Vec<_> = all.iter().copied().filter(|p| p.0 == g).collect();
-        pairs.shuffle(&mut rng);
-        let n_test = (holdout * pairs.len() as f64).round() as usize;
-        test.extend_from_slice(&pairs[..n_test]);
-    }
-    let masked = inputs.without_pairs(&test);
+    let masked = inputs.without_pairs(test);
     let predictor = LearnedPredictor::train(&masked, config)?;
 
     let train = training_samples(&masked);
@@ -326,7 +611,7 @@ pub fn evaluate_holdout(
 
     let mut err = [0.0_f64; 3];
     let mut n = 0usize;
-    for &(g, a, b) in &test {
+    for &(g, a, b) in test {
         let directions: &[(usize, usize)] = if a == b { &[(a, b)] } else { &[(a, b), (b, a)] };
         for &(x, y) in directions {
             let Colocation::Measured { own: actual, .. } = inputs.colocation(g, x, y) else {
@@ -364,18 +649,32 @@ pub fn evaluate_holdout(
         }
     }
     let n_f = n.max(1) as f64;
+    let pairs_test = masked.measured_single_gpu_pairs();
     Ok(HoldoutReport {
         mape: err[0] / n_f,
-        pairs_train: all.len() - test.len(),
-        pairs_test: test.len(),
+        pairs_train: pairs_test.len(),
+        pairs_test: all.len() - pairs_test.len(),
         predictions_test: n,
         method: predictor.method().to_string(),
         seed: config.seed,
+        split: "custom".to_string(),
+        reference_partners: 0,
         baselines: Baselines {
             global_mean_ratio: err[1] / n_f,
             per_job_mean_ratio: err[2] / n_f,
         },
     })
+}
+
+fn check_holdout(holdout: f64) -> Result<(), CostError> {
+    if !(holdout > 0.0 && holdout < 1.0) {
+        return Err(CostError::Parameter {
+            name: "holdout",
+            rule: "must be in (0, 1)",
+            got: holdout.to_string(),
+        });
+    }
+    Ok(())
 }
 
 fn check_config(config: &PredictorConfig) -> Result<(), CostError> {
@@ -440,17 +739,166 @@ fn ratio_sums(inputs: &CostInputs, samples: &[Sample]) -> (Array2<f64>, Array2<f
     (sums, counts)
 }
 
-/// Builds feature rows from one (training) table.
-struct Features<'a> {
+/// The additive interference model per GPU type, fitted to the training ratios:
+/// `r(a | b, g) ~ mu_g + s[g, a] + p[g, b]`, with `s` the *sensitivity* of `a` (how much it
+/// loses beside a typical partner, relative to the mean) and `p` the *pressure* of `b` (how much
+/// a typical job loses beside it). It is the rank-0 (biases-only) form of the matrix
+/// factorisation used for collaborative filtering (Koren, Bell and Volinsky, "Matrix
+/// factorization techniques for recommender systems", IEEE Computer 2009): unlike plain means,
+/// `s` is corrected for which partners were measured, which matters when a job has only a few
+/// (reference partners). Fitted by alternating ridge updates (block coordinate descent on the
+/// squared error plus `RIDGE * (s^2 + p^2)`, which shrinks the terms of a job with few
+/// measurements towards 0): O(ADDITIVE_SWEEPS * n) for n training samples.
+#[derive(Debug, Clone)]
+struct Additive {
+    /// Mean training ratio per GPU type (the global mean where a type has none).
+    mu: Vec<f64>,
+    /// Sensitivity per (gpu, job); NaN where the job has no measured partner on that type.
+    sens: Array2<f64>,
+    /// Pressure per (gpu, job); NaN where the job was measured beside no job on that type.
+    press: Array2<f64>,
+}
+
+/// Ridge weight of the additive terms, in samples: a job with n partners gets `n / (n + RIDGE)`
+/// of its mean residual.
+const RIDGE: f64 = 1.0;
+/// Alternating sweeps; the updates converge to a few 1e-4 within ten on the Gavel data.
+const ADDITIVE_SWEEPS: usize = 25;
+
+impl Additive {
+    fn fit(inputs: &CostInputs, samples: &[Sample], global: f64) -> Additive {
+        let shape = (inputs.gpu_types().len(), inputs.job_types().len());
+        let k = shape.0;
+        let mut mu = vec![global; k];
+        for (g, m) in mu.iter_mut().enumerate() {
+            let (sum, n) = samples
+                .iter()
+                .filter(|s| s.gpu == g)
+                .fold((0.0, 0usize), |(t, n), s| (t + s.ratio, n + 1));
+            if n > 0 {
+                *m = sum / n as f64;
+            }
+        }
+        let mut sens = Array2::<f64>::zeros(shape);
+        let mut press = Array2::<f64>::zeros(shape);
+        let mut n_sens = Array2::<f64>::zeros(shape);
+        let mut n_press = Array2::<f64>::zeros(shape);
+        for s in samples {
+            n_sens[[s.gpu, s.job]] += 1.0;
+            n_press[[s.gpu, s.other]] += 1.0;
+        }
+        for _ in 0..ADDITIVE_SWEEPS {
+            let mut acc = Array2::<f64>::zeros(shape);
+            for s in samples {
+                acc[[s.gpu, s.job]] += s.ratio - mu[s.gpu] - press[[s.gpu, s.other]];
+            }
+            sens = &acc / &(&n_sens + RIDGE);
+            let mut acc = Array2::<f64>::zeros(shape);
+            for s in samples {
+                acc[[s.gpu, s.other]] += s.ratio - mu[s.gpu] - sens[[s.gpu, s.job]];
+            }
+            press = &acc / &(&n_press + RIDGE);
+        }
+        // A job with no sample on a type has no term there: absent, not 0, so that a tree can
+        // tell "typical" from "unknown".
+        sens.zip_mut_with(&n_sens, |v, &n| {
+            if n == 0.0 {
+                *v = f64::NAN
+            }
+        });
+        press.zip_mut_with(&n_press, |v, &n| {
+            if n == 0.0 {
+                *v = f64::NAN
+            }
+        });
+        Additive { mu, sens, press }
+    }
+}
+
+/// Which parts of a training sample's features are hidden, to show the learner what a pair, a
+/// job or a partner that was never measured looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cold {
+    /// The same pair on the other GPU types.
+    pair: bool,
+    /// Everything measured of the job beside anything (sensitivity, pressure, mean ratios).
+    job: bool,
+    /// Everything measured of the partner beside anything.
+    other: bool,
+    /// The job known only from [`FEW_PARTNERS`] partners per GPU type (chosen by the reference
+    /// rule of [`held_out_pairs`], never the sample's own partner): a new job type profiled
+    /// against a few reference jobs.
+    few_job: bool,
+    /// The partner known only from a few partners, likewise.
+    few_other: bool,
+}
+
+/// Partners of the "known from a few partners" training variants: the number of reference
+/// partners the issue asks the predictor to do well with.
+const FEW_PARTNERS: usize = 3;
+
+/// Positions of `n` reference partners among `c` candidates sorted by solo throughput:
+/// `floor((2i + 1) c / (2n))` for `i < n`, or all of them when `n >= c`.
+fn reference_positions(c: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n.min(c)).map(move |i| if n >= c { i } else { (2 * i + 1) * c / (2 * n) })
+}
+
+impl Cold {
+    /// Nothing hidden: how targets (and all rows of [`FeatureSet::Pairwise`]) are computed.
+    pub(crate) const NONE: Cold = Cold {
+        pair: false,
+        job: false,
+        other: false,
+        few_job: false,
+        few_other: false,
+    };
+    /// The variants each training sample is shown in under [`FeatureSet::ColdStart`]: as
+    /// measured; pair never measured (the `pair-all-types` case); job, partner, or both never
+    /// measured beside anything (the `job` and `family` cases; a job type unseen beside
+    /// anything has no measured pair on any GPU type either).
+    /// Last, the job or the partner known from [`FEW_PARTNERS`] partners only (the
+    /// `--reference-partners 3` case).
+    const VARIANTS: [Cold; 7] = [
+        Cold::NONE,
+        Cold::hide(true, false, false),
+        Cold::hide(true, true, false),
+        Cold::hide(true, false, true),
+        Cold::hide(true, true, true),
+        Cold {
+            few_job: true,
+            ..Cold::hide(true, false, false)
+        },
+        Cold {
+            few_other: true,
+            ..Cold::hide(true, false, false)
+        },
+    ];
+
+    const fn hide(pair: bool, job: bool, other: bool) -> Cold {
+        Cold {
+            pair,
+            job,
+            other,
+            few_job: false,
+            few_other: false,
+        }
+    }
+}
+
+/// Builds feature rows from one (training) table. Everything it reads comes from `inputs`, the
+/// table the predictor trains on: a pair removed from it cannot reach a feature.
+pub(crate) struct Features<'a> {
     inputs: &'a CostInputs,
+    set: FeatureSet,
     families: Vec<String>,
     sens: (Array2<f64>, Array2<f64>),
     press: (Array2<f64>, Array2<f64>),
     global: f64,
+    additive: Additive,
 }
 
 impl<'a> Features<'a> {
-    fn new(inputs: &'a CostInputs) -> Features<'a> {
+    pub(crate) fn new(inputs: &'a CostInputs, set: FeatureSet) -> Features<'a> {
         let samples = training_samples(inputs);
         let mut families: Vec<String> = inputs
             .job_types()
@@ -474,13 +922,39 @@ impl<'a> Features<'a> {
         } else {
             samples.iter().map(|s| s.ratio).sum::<f64>() / samples.len() as f64
         };
+        let additive = Additive::fit(inputs, &samples, global);
         Features {
             inputs,
+            set,
             families,
             sens,
             press,
             global,
+            additive,
         }
+    }
+
+    /// Training rows and targets: one row per sample ([`FeatureSet::Pairwise`]), or one per
+    /// sample and [`Cold::VARIANTS`] entry ([`FeatureSet::ColdStart`]; a variant that hides
+    /// nothing new, e.g. the pair on other types when none is measured, is still included so
+    /// that every sample has the same weight).
+    fn training_set(&self, samples: &[Sample]) -> Result<(Array2<f64>, Array1<f64>), CostError> {
+        let variants: &[Cold] = match self.set {
+            FeatureSet::Pairwise => &[Cold::NONE],
+            FeatureSet::ColdStart => &Cold::VARIANTS,
+        };
+        let rows = samples.iter().flat_map(|s| {
+            variants
+                .iter()
+                .map(move |&c| (s.gpu, s.job, s.other, Some(s.ratio), c))
+        });
+        let x = self.matrix(rows)?;
+        let y = Array1::from_iter(
+            samples
+                .iter()
+                .flat_map(|s| variants.iter().map(move |_| s.ratio)),
+        );
+        Ok((x, y))
     }
 
     /// Mean of a (gpu, job) cell, without `own` (leave-one-out) when it is a training sample.
@@ -499,12 +973,22 @@ impl<'a> Features<'a> {
         if c > 0.0 { s / c } else { self.global }
     }
 
-    fn row(&self, g: usize, a: usize, b: usize, own: Option<f64>, out: &mut Vec<f64>) {
+    pub(crate) fn row(
+        &self,
+        g: usize,
+        a: usize,
+        b: usize,
+        own: Option<f64>,
+        cold: Cold,
+        out: &mut Vec<f64>,
+    ) {
         let inputs = self.inputs;
         let k = inputs.gpu_types().len();
+        let cold_start = self.set == FeatureSet::ColdStart;
         out.extend((0..k).map(|x| if x == g { 1.0 } else { 0.0 }));
         for job in [a, b] {
             let jt = &inputs.job_types()[job];
+            let hidden = (job == a && cold.job) || (job == b && cold.other);
             out.extend(
                 self.families
                     .iter()
@@ -512,11 +996,75 @@ impl<'a> Features<'a> {
             );
             out.push(jt.batch_size.map_or(ABSENT, |bs| f64::from(bs).log2()));
             out.extend((0..k).map(|x| inputs.solo(x, job).map_or(ABSENT, f64::ln)));
+            if cold_start {
+                // Speed on each type relative to this one: compute-bound jobs gain most from
+                // newer architectures, memory-bound ones less (the solo profile's view of
+                // intensity). Known for every job that was profiled alone.
+                let here = inputs.solo(g, job).map(f64::ln);
+                out.extend((0..k).map(|x| match (inputs.solo(x, job), here) {
+                    (Some(v), Some(h)) if x != g => v.ln() - h,
+                    _ => ABSENT,
+                }));
+                let few = (job == a && cold.few_job) || (job == b && cold.few_other);
+                let partner = if job == a { b } else { a };
+                for pressure in [false, true] {
+                    out.extend((0..k).map(|x| {
+                        let v = if few {
+                            self.few_term(x, job, partner, pressure).0
+                        } else if pressure {
+                            self.additive.press[[x, job]]
+                        } else {
+                            self.additive.sens[[x, job]]
+                        };
+                        if hidden || v.is_nan() { ABSENT } else { v }
+                    }));
+                }
+            }
         }
-        out.push(self.mean(&self.sens, g, a, own));
-        out.push(self.mean(&self.press, g, b, own));
+        if cold_start {
+            let (few_sens_a, few_mean_a) = self.few_term(g, a, b, false);
+            let (few_press_b, few_mean_b) = self.few_term(g, b, a, true);
+            let absent = |v: f64| if v.is_nan() { ABSENT } else { v };
+            let sens_a = if cold.job {
+                ABSENT
+            } else if cold.few_job {
+                absent(few_mean_a)
+            } else {
+                self.leave_one_out(&self.sens, g, a, own)
+            };
+            let press_b = if cold.other {
+                ABSENT
+            } else if cold.few_other {
+                absent(few_mean_b)
+            } else {
+                self.leave_one_out(&self.press, g, b, own)
+            };
+            out.push(sens_a);
+            out.push(press_b);
+            // The additive prediction, an unknown term counting as typical (0).
+            let term = |hidden: bool, v: f64| if hidden || v.is_nan() { 0.0 } else { v };
+            let s_a = if cold.few_job {
+                few_sens_a
+            } else {
+                self.additive.sens[[g, a]]
+            };
+            let p_b = if cold.few_other {
+                few_press_b
+            } else {
+                self.additive.press[[g, b]]
+            };
+            out.push(self.additive.mu[g] + term(cold.job, s_a) + term(cold.other, p_b));
+        } else {
+            out.push(self.mean(&self.sens, g, a, own));
+            out.push(self.mean(&self.press, g, b, own));
+        }
         for x in 0..k {
-            let v = match (x != g, inputs.colocation(x, a, b), inputs.solo(x, a)) {
+            let hidden = cold.pair || cold.job || cold.other;
+            let v = match (
+                x != g && !hidden,
+                inputs.colocation(x, a, b),
+                inputs.solo(x, a),
+            ) {
                 (true, Colocation::Measured { own, .. }, Some(solo)) => own / solo,
                 _ => ABSENT,
             };
@@ -532,14 +1080,74 @@ impl<'a> Features<'a> {
         }
     }
 
-    fn matrix(
+    /// The additive sensitivity (or, with `pressure`, pressure) of `job` on GPU type `x` as if
+    /// it had been measured beside [`FEW_PARTNERS`] partners only, and the plain mean ratio
+    /// over them (NaN when there is none): the partners are those of `job` measured on `x`
+    /// other than `exclude` (the sample's own partner, so the target never enters) and `job`
+    /// itself, chosen by the reference rule ([`held_out_pairs`]); the term is one ridge update
+    /// with the partners' terms fixed, what the alternating fit gives a job with so few
+    /// samples. O(J log J) for J job types.
+    fn few_term(&self, x: usize, job: usize, exclude: usize, pressure: bool) -> (f64, f64) {
+        let inputs = self.inputs;
+        let mut partners: Vec<(f64, usize, f64)> = inputs
+            .single_gpu_jobs_on(x)
+            .filter(|&c| c != exclude && c != job)
+            .filter_map(|c| {
+                // The ratio the term is about: job's own (sensitivity) or the partner's
+                // (pressure).
+                let (who, whom) = if pressure { (c, job) } else { (job, c) };
+                match (inputs.colocation(x, who, whom), inputs.solo(x, who)) {
+                    (Colocation::Measured { own, .. }, Some(solo)) => {
+                        inputs.solo(x, c).map(|v| (v, c, own / solo))
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        partners.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+        let (mut residual, mut sum, mut n) = (0.0, 0.0, 0usize);
+        for pos in reference_positions(partners.len(), FEW_PARTNERS) {
+            let (_, c, r) = partners[pos];
+            let other = if pressure {
+                self.additive.sens[[x, c]]
+            } else {
+                self.additive.press[[x, c]]
+            };
+            residual += r - self.additive.mu[x] - if other.is_nan() { 0.0 } else { other };
+            sum += r;
+            n += 1;
+        }
+        if n == 0 {
+            return (f64::NAN, f64::NAN);
+        }
+        (residual / (n as f64 + RIDGE), sum / n as f64)
+    }
+
+    /// Leave-one-out mean like [`mean`](Self::mean), but absent (not the global mean) where
+    /// nothing is left: a job never measured on this type is unknown, not typical.
+    fn leave_one_out(
         &self,
-        rows: impl Iterator<Item = (usize, usize, usize, Option<f64>)>,
+        table: &(Array2<f64>, Array2<f64>),
+        g: usize,
+        j: usize,
+        own: Option<f64>,
+    ) -> f64 {
+        let c = table.1[[g, j]] - if own.is_some() { 1.0 } else { 0.0 };
+        if c > 0.0 {
+            self.mean(table, g, j, own)
+        } else {
+            ABSENT
+        }
+    }
+
+    pub(crate) fn matrix(
+        &self,
+        rows: impl Iterator<Item = (usize, usize, usize, Option<f64>, Cold)>,
     ) -> Result<Array2<f64>, CostError> {
         let mut data = Vec::new();
         let mut n = 0;
-        for (g, a, b, own) in rows {
-            self.row(g, a, b, own, &mut data);
+        for (g, a, b, own, cold) in rows {
+            self.row(g, a, b, own, cold, &mut data);
             n += 1;
         }
         let width = data.len().checked_div(n).unwrap_or(0);
@@ -549,5 +1157,176 @@ impl<'a> Features<'a> {
             got: vec![len],
             expected: vec![n, width],
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GavelThroughputs;
+
+    fn gavel() -> CostInputs {
+        GavelThroughputs::bundled().into_inputs()
+    }
+
+    fn splits() -> Vec<SplitConfig> {
+        [
+            (Split::PerType, 0),
+            (Split::PairAllTypes, 0),
+            (Split::Job, 0),
+            (Split::Job, 3),
+            (Split::Family, 0),
+            (Split::Family, 2),
+        ]
+        .into_iter()
+        .map(|(split, reference_partners)| SplitConfig {
+            split,
+            holdout: 0.2,
+            reference_partners,
+        })
+        .collect()
+    }
+
+    /// The same table with every held-out pair's measurement (both directions) scaled: what
+    /// the held-out values are must not matter to anything the predictor sees.
+    fn perturbed(inputs: &CostInputs, test: &[(usize, usize, usize)]) -> CostInputs {
+        let mut out = inputs.clone();
+        for &(g, a, b) in test {
+            out.pair[[g, a, b]] *= 1.7;
+            out.pair[[g, b, a]] *= 0.6;
+        }
+        out
+    }
+
+    /// The leakage rule: the feature rows of held-out pairs, and of every training row in every
+    /// cold variant, are identical whether the held-out measurements are the real ones or
+    /// others, and so are the trained predictor's predictions.
+    #[test]
+    fn held_out_values_reach_no_feature_and_no_prediction() {
+        let inputs = gavel();
+        let config = PredictorConfig {
+            trees: 8,
+            ..PredictorConfig::default()
+        };
+        for split in splits() {
+            let test = held_out_pairs(&inputs, &split, 5).unwrap();
+            assert!(!test.is_empty());
+            let other = perturbed(&inputs, &test);
+            let (m1, m2) = (inputs.without_pairs(&test), other.without_pairs(&test));
+            let (f1, f2) = (
+                Features::new(&m1, FeatureSet::ColdStart),
+                Features::new(&m2, FeatureSet::ColdStart),
+            );
+            let rows = || {
+                test.iter().flat_map(|&(g, a, b)| {
+                    [(g, a, b, None, Cold::NONE), (g, b, a, None, Cold::NONE)]
+                })
+            };
+            let (x1, x2) = (f1.matrix(rows()).unwrap(), f2.matrix(rows()).unwrap());
+            assert_eq!(x1, x2, "{split:?}");
+            let samples = training_samples(&m1);
+            assert_eq!(
+                f1.training_set(&samples).unwrap(),
+                f2.training_set(&training_samples(&m2)).unwrap()
+            );
+            let (p1, p2) = (
+                LearnedPredictor::train(&m1, &config).unwrap(),
+                LearnedPredictor::train(&m2, &config).unwrap(),
+            );
+            for &(g, a, b) in &test {
+                assert_eq!(p1.pair_throughput(g, a, b), p2.pair_throughput(g, a, b));
+                assert_eq!(p1.pair_throughput(g, b, a), p2.pair_throughput(g, b, a));
+            }
+        }
+    }
+
+    /// What each split removes: pair-all-types removes a pair on every GPU type; job and
+    /// family remove every pair of a held-out job type on every type but the reference
+    /// partners (not held out themselves, spread by solo throughput), and keep its solo
+    /// throughputs.
+    #[test]
+    fn splits_hold_out_what_they_say() {
+        let inputs = gavel();
+        let all = inputs.measured_single_gpu_pairs();
+        for split in splits() {
+            for seed in 0..3 {
+                let test = held_out_pairs(&inputs, &split, seed).unwrap();
+                let masked = inputs.without_pairs(&test);
+                assert_eq!(masked.solo_table().len(), inputs.solo_table().len());
+                match split.split {
+                    Split::PerType => {
+                        for g in 0..3 {
+                            let n = all.iter().filter(|p| p.0 == g).count();
+                            let t = test.iter().filter(|p| p.0 == g).count();
+                            assert_eq!(t, (0.2 * n as f64).round() as usize);
+                        }
+                    }
+                    Split::PairAllTypes => {
+                        // No measurement of the pair is left on any type. A `[0, 0]` entry (the
+                        // pair cannot run there) stays: it is not a throughput, no feature
+                        // reads it, and it is not scored.
+                        for &(_, a, b) in &test {
+                            for g in 0..3 {
+                                for (x, y) in [(a, b), (b, a)] {
+                                    assert!(!matches!(
+                                        masked.colocation(g, x, y),
+                                        Colocation::Measured { .. }
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    Split::Job | Split::Family => {
+                        let held = held_out_jobs(&inputs, &split, seed).unwrap();
+                        assert!(held.iter().any(|&h| h));
+                        for g in 0..3 {
+                            for h in (0..held.len()).filter(|&h| held[h]) {
+                                assert_eq!(masked.solo(g, h), inputs.solo(g, h));
+                                let kept: Vec<usize> = (0..held.len())
+                                    .filter(|&c| {
+                                        matches!(
+                                            masked.colocation(g, h, c),
+                                            Colocation::Measured { .. }
+                                        )
+                                    })
+                                    .collect();
+                                let candidates = masked
+                                    .single_gpu_jobs_on(g)
+                                    .filter(|&c| {
+                                        !held[c]
+                                            && matches!(
+                                                inputs.colocation(g, h, c),
+                                                Colocation::Measured { .. }
+                                            )
+                                    })
+                                    .count();
+                                assert_eq!(kept.len(), split.reference_partners.min(candidates));
+                                assert!(kept.iter().all(|&c| !held[c]));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reference_partners_are_spread_by_solo_throughput() {
+        // 7 candidates, 3 partners: positions floor((2i + 1) * 7 / 6) = 1, 3, 5.
+        let c = 7;
+        let n = 3;
+        let pos: Vec<usize> = (0..n).map(|i| (2 * i + 1) * c / (2 * n)).collect();
+        assert_eq!(pos, vec![1, 3, 5]);
+        assert_eq!(holdout_count(0.2, 26, true), 5);
+        assert_eq!(holdout_count(0.01, 26, true), 1);
+        assert_eq!(holdout_count(0.99, 2, true), 1);
+        assert_eq!(
+            Split::from_name("pair-all-types"),
+            Some(Split::PairAllTypes)
+        );
+        assert_eq!(
+            FeatureSet::from_name("pairwise"),
+            Some(FeatureSet::Pairwise)
+        );
     }
 }
