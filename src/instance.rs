@@ -59,7 +59,11 @@ pub enum InstanceError {
 }
 
 impl InstanceError {
-    fn rule(path: impl Into<String>, rule: impl Into<String>, got: impl fmt::Display) -> Self {
+    pub(crate) fn rule(
+        path: impl Into<String>,
+        rule: impl Into<String>,
+        got: impl fmt::Display,
+    ) -> Self {
         InstanceError::Rule {
             path: path.into(),
             rule: rule.into(),
@@ -67,7 +71,7 @@ impl InstanceError {
         }
     }
 
-    fn syntax(path: String, message: String) -> Self {
+    pub(crate) fn syntax(path: String, message: String) -> Self {
         InstanceError::Syntax {
             path: clip(path),
             message: clip(message),
@@ -97,7 +101,7 @@ fn clip(s: String) -> String {
 
 /// A number as an error quotes it: plain when short (`-2`, `0.25`), in exponent form otherwise, so
 /// that `1e308` is not written out as 309 digits and `5e-324` as 324 zeros.
-fn num(x: f64) -> String {
+pub(crate) fn num(x: f64) -> String {
     let plain = x.to_string();
     if plain.len() <= 24 {
         plain

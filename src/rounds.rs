@@ -26,6 +26,9 @@ use crate::placement::{CoLocation, NoInterference, Placement, PlacementError, Sl
 use crate::solution::{Solution, Status};
 use crate::solvers::{SolveError, Solver};
 
+mod snapshot;
+pub use snapshot::{SNAPSHOT_FORMAT, SchedulerSnapshot};
+
 /// Why a scheduler call was refused. Nothing is changed when a call fails.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -106,6 +109,14 @@ pub enum RoundError {
     /// The chosen options could not be placed (a solver answer over capacity).
     #[error(transparent)]
     Placement(#[from] PlacementError),
+    /// A [`SchedulerSnapshot`] that cannot be restored: another format or version, a field
+    /// missing, unknown or of the wrong type, or a value that breaks a rule. `source` names the
+    /// field by its path in the snapshot document (`jobs[3].deficit`, `pending.jobs[0].job`).
+    #[error("scheduler snapshot: {source}")]
+    InvalidSnapshot {
+        /// The field and the rule it breaks.
+        source: InstanceError,
+    },
 }
 
 /// One job in a [`RoundPlan`].
@@ -766,65 +777,144 @@ pub struct RunSummary {
     pub jobs: Vec<JobRecord>,
 }
 
+/// The running totals behind a [`RunSummary`], one round at a time: what [`run_rounds`] keeps
+/// while it runs, as a serde value so that a run interrupted between rounds can be resumed with
+/// exactly the summary of an uninterrupted one (`stsfair rounds --state` saves it next to the
+/// [`SchedulerSnapshot`]). It belongs to one job set: the scheduler's jobs must not change while
+/// it records.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunTally {
+    /// Rounds recorded.
+    pub rounds: u64,
+    /// Rounds in which at least one job's forcing was dropped.
+    pub relaxed_rounds: u64,
+    /// Sum over rounds of the round objective.
+    pub objective_sum: f64,
+    /// Worker migrations summed over rounds.
+    pub migrations: u64,
+    /// Sum over rounds of the placement's predicted slowdown.
+    pub slowdown_sum: f64,
+    /// Forbidden pairs summed over rounds.
+    pub conflicts: u64,
+    /// Solver calls summed over rounds.
+    pub solves: u64,
+    /// Rounds whose plan came from a fallback solver.
+    pub fallback_rounds: u64,
+    /// Per job, in the scheduler's job order.
+    pub jobs: Vec<JobTally>,
+}
+
+/// One job's running totals in a [`RunTally`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobTally {
+    /// The job's id.
+    pub job: String,
+    /// Rounds in which the job ran.
+    pub rounds_run: u64,
+    /// Sum over rounds of sigma_realized (0 for idle rounds and for jobs with F_j = 0).
+    pub sigma_sum: f64,
+    /// Whether F_j = 0.
+    pub no_bound: bool,
+}
+
+impl RunTally {
+    /// An empty tally for the scheduler's current jobs. Errors are those of building the round's
+    /// instance (a defect: every job was checked on arrival).
+    pub fn new(scheduler: &RoundScheduler) -> Result<RunTally, RoundError> {
+        // F_j depends only on the job set and the cluster, which the run does not change.
+        let start = RoundProblem::new(&scheduler.instance(&scheduler.deficits)?);
+        Ok(RunTally {
+            rounds: 0,
+            relaxed_rounds: 0,
+            objective_sum: 0.0,
+            migrations: 0,
+            slowdown_sum: 0.0,
+            conflicts: 0,
+            solves: 0,
+            fallback_rounds: 0,
+            jobs: scheduler
+                .jobs
+                .iter()
+                .zip(&start.jobs)
+                .map(|(job, r)| JobTally {
+                    job: job.id().to_string(),
+                    rounds_run: 0,
+                    sigma_sum: 0.0,
+                    no_bound: r.fair_rate <= 0.0,
+                })
+                .collect(),
+        })
+    }
+
+    /// Records one round: its plan and the service [`RoundScheduler::report`] returned for it
+    /// (both in job order, the job set unchanged since [`RunTally::new`]).
+    pub fn record(&mut self, plan: &RoundPlan, service: &[Service]) {
+        self.rounds += 1;
+        self.relaxed_rounds += u64::from(!plan.relaxed.is_empty());
+        self.objective_sum += plan.objective;
+        self.migrations += plan.placement.migrations as u64;
+        self.slowdown_sum += plan.placement.slowdown;
+        self.conflicts += plan.placement.conflicts as u64;
+        self.solves += plan.solves as u64;
+        self.fallback_rounds += u64::from(plan.solution.stats.fallback_from.is_some());
+        for (t, p) in self.jobs.iter_mut().zip(&plan.jobs) {
+            t.rounds_run += u64::from(p.run.is_some());
+        }
+        for (t, s) in self.jobs.iter_mut().zip(service) {
+            t.sigma_sum += s.sigma.unwrap_or(0.0);
+        }
+    }
+
+    /// The summary of the rounds recorded, with the scheduler's current deficits as the final
+    /// ones (jobs matched by position).
+    pub fn summary(&self, scheduler: &RoundScheduler) -> RunSummary {
+        let r = self.rounds.max(1) as f64;
+        let jobs = self
+            .jobs
+            .iter()
+            .zip(scheduler.jobs())
+            .map(|(t, (_, d))| JobRecord {
+                job: t.job.clone(),
+                rounds_run: t.rounds_run,
+                mean_sigma: (!t.no_bound).then(|| t.sigma_sum / r),
+                final_deficit: d,
+                no_bound: t.no_bound,
+            })
+            .collect();
+        RunSummary {
+            rounds: self.rounds,
+            relaxed_rounds: self.relaxed_rounds,
+            mean_objective: self.objective_sum / r,
+            migrations: self.migrations,
+            mean_slowdown: self.slowdown_sum / r,
+            conflicts: self.conflicts,
+            solves: self.solves,
+            fallback_rounds: self.fallback_rounds,
+            jobs,
+        }
+    }
+}
+
 /// Runs `rounds` rounds with the scheduler's current jobs, every job realizing exactly its
 /// planned throughput, and returns per-round and per-job statistics; `on_round` sees every plan
 /// (for progress display). The jobs must not change during the run (they cannot: the scheduler
-/// is borrowed). Errors are those of [`RoundScheduler::plan`].
+/// is borrowed). Errors are those of [`RoundScheduler::plan`]. A run that must survive restarts
+/// drives the same loop itself with a [`RunTally`] (as `stsfair rounds --state` does).
 pub fn run_rounds(
     scheduler: &mut RoundScheduler,
     rounds: u64,
     mut on_round: impl FnMut(&RoundPlan),
 ) -> Result<RunSummary, RoundError> {
-    let n = scheduler.jobs.len();
-    let mut run = vec![0u64; n];
-    let mut sigma_sum = vec![0.0f64; n];
-    // F_j depends only on the job set and the cluster, which the run does not change.
-    let start = RoundProblem::new(&scheduler.instance(&scheduler.deficits)?);
-    let no_bound: Vec<bool> = start.jobs.iter().map(|j| j.fair_rate <= 0.0).collect();
-    let (mut relaxed_rounds, mut objective, mut migrations, mut solves) =
-        (0u64, 0.0f64, 0u64, 0u64);
-    let (mut slowdown, mut conflicts, mut fallback_rounds) = (0.0f64, 0u64, 0u64);
+    let mut tally = RunTally::new(scheduler)?;
     for _ in 0..rounds {
         let plan = scheduler.plan()?;
-        relaxed_rounds += u64::from(!plan.relaxed.is_empty());
-        objective += plan.objective;
-        migrations += plan.placement.migrations as u64;
-        slowdown += plan.placement.slowdown;
-        conflicts += plan.placement.conflicts as u64;
-        solves += plan.solves as u64;
-        fallback_rounds += u64::from(plan.solution.stats.fallback_from.is_some());
-        for (j, p) in plan.jobs.iter().enumerate() {
-            run[j] += u64::from(p.run.is_some());
-        }
         let service = scheduler.report_planned(&plan)?;
-        for (j, s) in service.iter().enumerate() {
-            sigma_sum[j] += s.sigma.unwrap_or(0.0);
-        }
+        tally.record(&plan, &service);
         on_round(&plan);
     }
-    let r = rounds.max(1) as f64;
-    let jobs = scheduler
-        .jobs()
-        .enumerate()
-        .map(|(j, (job, d))| JobRecord {
-            job: job.id().to_string(),
-            rounds_run: run[j],
-            mean_sigma: (!no_bound[j]).then(|| sigma_sum[j] / r),
-            final_deficit: d,
-            no_bound: no_bound[j],
-        })
-        .collect();
-    Ok(RunSummary {
-        rounds,
-        relaxed_rounds,
-        mean_objective: objective / r,
-        migrations,
-        mean_slowdown: slowdown / r,
-        conflicts,
-        solves,
-        fallback_rounds,
-        jobs,
-    })
+    Ok(tally.summary(scheduler))
 }
 
 /// The deficit update of MODEL.md section 3: max(-B, D + lambda - sigma), evaluated left to right.

@@ -10,7 +10,7 @@ use std::time::Instant;
 use common::{Shape, instance};
 use proptest::prelude::*;
 use stsfair::formulation::RoundProblem;
-use stsfair::rounds::{RoundScheduler, RunSummary, run_rounds, update_deficit};
+use stsfair::rounds::{RoundScheduler, RunSummary, SchedulerSnapshot, run_rounds, update_deficit};
 use stsfair::solution::Solution;
 use stsfair::solvers::{SolveError, SolverConfig, SolverKind};
 use stsfair::{
@@ -589,4 +589,240 @@ fn acceptance_gavel_clusters() {
             100.0 * reached
         );
     }
+}
+
+// ---- snapshots: a restored scheduler is the scheduler it was taken of ----
+
+/// The parts of a plan that depend on the scheduler's state (the solution's timing does not).
+fn plan_key(p: &stsfair::RoundPlan) -> String {
+    format!(
+        "{} {:?} {} {:?} {} {:?} {:?}",
+        p.round, p.jobs, p.objective, p.relaxed, p.solves, p.placement, p.solution.assignments
+    )
+}
+
+/// Snapshots `s`, checks that the text survives restore unchanged, and returns the restored
+/// scheduler.
+fn restored(s: &RoundScheduler) -> RoundScheduler {
+    let text = serde_json::to_string(&s.snapshot()).unwrap();
+    let snapshot: SchedulerSnapshot = serde_json::from_str(&text).unwrap();
+    let back = RoundScheduler::restore(snapshot, DenseDp::default()).unwrap();
+    assert_eq!(serde_json::to_string(&back.snapshot()).unwrap(), text);
+    assert_eq!(back.snapshot().to_json(), text);
+    back
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Interrupted anywhere (between rounds or with a plan pending), a restored scheduler makes
+    /// exactly the plans, deficits and placements of the one that never stopped, and its
+    /// snapshot is the same text; jobs arrive and leave, one with a plan pending.
+    #[test]
+    fn restored_schedulers_plan_as_if_never_stopped(
+        inst in instance(Shape::TINY),
+        factors in proptest::collection::vec(0.0f64..1.5, 16),
+        stop in 0usize..12,
+    ) {
+        let mut a = RoundScheduler::new(&inst, DenseDp::default());
+        let mut b: Option<RoundScheduler> = None;
+        let mut factors = factors.iter().cycle();
+        for step in 0..6 {
+            if step == 2 {
+                a.add_job(JobSpec::new("late").workers(1).time(inst.gpu_types()[0].name(), u64::from(inst.gpu_types()[0].slot_sizes()[0]), 0.3)).unwrap();
+                if let Some(b) = &mut b {
+                    b.add_job(JobSpec::new("late").workers(1).time(inst.gpu_types()[0].name(), u64::from(inst.gpu_types()[0].slot_sizes()[0]), 0.3)).unwrap();
+                }
+            }
+            if stop == 2 * step {
+                b = Some(restored(&a));
+            }
+            let plan = a.plan().unwrap();
+            if let Some(b) = &mut b {
+                prop_assert_eq!(plan_key(&plan), plan_key(&b.plan().unwrap()));
+            }
+            if step == 3 {
+                // Removed with the plan pending: the plan can still be reported in full.
+                let first = a.jobs().next().map(|(j, _)| j.id().to_string()).unwrap_or_default();
+                if !first.is_empty() {
+                    a.remove_job(&first).unwrap();
+                    if let Some(b) = &mut b {
+                        b.remove_job(&first).unwrap();
+                    }
+                }
+            }
+            if stop == 2 * step + 1 {
+                b = Some(restored(&a));
+            }
+            let realized: Vec<(&str, f64)> = plan
+                .planned_throughputs()
+                .into_iter()
+                .zip(&mut factors)
+                .map(|((id, t), x)| (id, t * x))
+                .collect();
+            let sa = a.report(&realized).unwrap();
+            if let Some(b) = &mut b {
+                prop_assert_eq!(sa, b.report(&realized).unwrap());
+                prop_assert_eq!(a.snapshot().to_json(), b.snapshot().to_json());
+            }
+        }
+        if stop < 12 {
+            let b = b.unwrap();
+            let da: Vec<f64> = a.jobs().map(|(_, d)| d).collect();
+            let db: Vec<f64> = b.jobs().map(|(_, d)| d).collect();
+            prop_assert_eq!(da, db);
+            prop_assert_eq!(a.last_placement(), b.last_placement());
+        }
+    }
+}
+
+/// The 300-job Gavel cluster: snapshots after several rounds and with a plan pending read back
+/// to the same text, and the restored scheduler's next plans are the original's.
+#[test]
+fn snapshot_round_trip_on_a_gavel_cluster() {
+    let inst = Instance::from_path(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("instances/gavel-36x3-300.json"),
+    )
+    .unwrap();
+    let mut a = RoundScheduler::new(&inst, stsfair::Dp::default());
+    run_rounds(&mut a, 3, |_| {}).unwrap();
+    let pending = a.plan().unwrap();
+    let text = serde_json::to_string(&a.snapshot()).unwrap();
+    let mut b = RoundScheduler::restore(
+        SchedulerSnapshot::from_json(&text).unwrap(),
+        stsfair::Dp::default(),
+    )
+    .unwrap();
+    assert_eq!(serde_json::to_string(&b.snapshot()).unwrap(), text);
+    assert_eq!(b.round(), 3);
+    // The pending plan survives: reporting it on the restored scheduler moves the same deficits.
+    assert_eq!(
+        a.report_planned(&pending).unwrap(),
+        b.report_planned(&pending).unwrap()
+    );
+    for _ in 0..2 {
+        let (pa, pb) = (a.plan().unwrap(), b.plan().unwrap());
+        assert_eq!(plan_key(&pa), plan_key(&pb));
+        a.report_planned(&pa).unwrap();
+        b.report_planned(&pb).unwrap();
+    }
+    assert_eq!(a.snapshot().to_json(), b.snapshot().to_json());
+    eprintln!(
+        "snapshot of 300 jobs with a plan pending: {} bytes",
+        text.len()
+    );
+}
+
+/// A scheduler with one reported round and a plan pending, as a JSON value to corrupt.
+fn snapshot_value() -> serde_json::Value {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 2, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, DenseDp::default());
+    s.add_job(JobSpec::new("j").workers(2).time("v100", 4, 0.5))
+        .unwrap();
+    s.add_job(JobSpec::new("k").time("v100", 2, 0.5)).unwrap();
+    let plan = s.plan().unwrap();
+    s.report_planned(&plan).unwrap();
+    s.plan().unwrap();
+    serde_json::to_value(s.snapshot()).unwrap()
+}
+
+fn restore_text(text: &str) -> Result<RoundScheduler, stsfair::RoundError> {
+    RoundScheduler::restore(SchedulerSnapshot::from_json(text)?, DenseDp::default())
+}
+
+/// Corrupted snapshots and snapshots of another version are refused, naming the field and the
+/// rule; the intact one restores.
+#[test]
+fn corrupted_snapshots_are_refused_naming_the_field() {
+    let good = snapshot_value();
+    assert!(restore_text(&good.to_string()).is_ok());
+    assert!(good["running"].is_object() && good["pending"].is_object());
+    type Edit = fn(&mut serde_json::Value);
+    let cases: &[(Edit, &str)] = &[
+        (
+            |v| v["format"] = "stsfair-scheduler/2".into(),
+            "scheduler snapshot: format: must be \"stsfair-scheduler/1\" (got \"stsfair-scheduler/2\")",
+        ),
+        (
+            |v| v["format"] = "stsfair/1".into(),
+            "another format or version",
+        ),
+        (
+            |v| {
+                v.as_object_mut().unwrap().remove("round");
+            },
+            "missing field `round`",
+        ),
+        (
+            |v| {
+                v.as_object_mut().unwrap().remove("running");
+            },
+            "missing field `running`",
+        ),
+        (
+            |v| {
+                v["jobs"][0].as_object_mut().unwrap().remove("deficit");
+            },
+            "jobs[0]: missing field `deficit`",
+        ),
+        (|v| v["color"] = "blue".into(), "unknown field `color`"),
+        (
+            |v| v["jobs"][1]["times"][0]["gpu"] = "h100".into(),
+            "scheduler snapshot: jobs[1].times[0].gpu must name one of gpu_types (got \"h100\")",
+        ),
+        (
+            |v| v["jobs"][1]["id"] = "j".into(),
+            "jobs[1].id must be unique among jobs",
+        ),
+        (
+            |v| v["jobs"][0]["deficit"] = "NaN".into(),
+            "jobs[0].deficit: invalid type: string",
+        ),
+        (
+            |v| v["fairness"]["lambda"] = 2.0.into(),
+            "fairness.lambda must be in (0, 1] (got 2)",
+        ),
+        (
+            |v| v["pending"]["jobs"][0]["job"] = "ghost".into(),
+            "pending.jobs[0].job must name an active job (one of jobs) (got \"ghost\")",
+        ),
+        (
+            |v| v["pending"]["jobs"][0]["fair_rate"] = (-1.0).into(),
+            "pending.jobs[0].fair_rate must be finite and >= 0 (got -1)",
+        ),
+        (
+            |v| v["last_runs"][0]["slot"] = 3.into(),
+            "last_runs[0].slot must be one of the slot_sizes of v100 ([1, 2, 4]) (got 3)",
+        ),
+        (
+            |v| v["running"]["gpus"][0]["index"] = 7.into(),
+            "running.gpus[0].index must be below the count of v100 (2) (got 7)",
+        ),
+        (
+            |v| v["pending"]["placement"]["gpus"][0]["slots"][0]["offset"] = 1.into(),
+            "pending.placement.gpus[0].slots[0].offset must be a multiple of the slot's size",
+        ),
+    ];
+    for (edit, want) in cases {
+        let mut v = good.clone();
+        edit(&mut v);
+        let err = restore_text(&v.to_string()).unwrap_err().to_string();
+        assert!(err.contains(want), "{err}\n  does not contain\n{want}");
+    }
+    for text in ["", "{", "not json", "[]"] {
+        let err = restore_text(text).unwrap_err().to_string();
+        assert!(err.starts_with("scheduler snapshot: "), "{err}");
+    }
+    // A deficit too large for a double is refused by the reader, before any rule.
+    let text = good
+        .to_string()
+        .replacen("\"deficit\":", "\"deficit\":1e999,\"x\":", 1);
+    assert!(restore_text(&text).is_err());
+    let err = restore_text(&format!("{good} {{}}"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("trailing characters"), "{err}");
 }
