@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Value, json};
 use stsfair::instance::MAX_FILE_BYTES;
 use stsfair::{
@@ -86,7 +86,7 @@ impl Document {
             });
         }
         Ok(Document {
-            text: dumps(obj)?,
+            text: to_text(obj)?,
             file: None,
         })
     }
@@ -96,10 +96,13 @@ impl Document {
         Instance::from_json(&self.text).map_err(|e| self.message(e))
     }
 
+    /// The error as the CLI words it for a file (`FILE: ...`); for a Python object, without the
+    /// `at line 1 column N` the JSON reader adds, which would point into text the caller never
+    /// saw.
     fn message(&self, e: impl std::fmt::Display) -> String {
         match &self.file {
             Some(f) => format!("{}: {e}", f.display()),
-            None => e.to_string(),
+            None => without_location(e.to_string()),
         }
     }
 }
@@ -140,6 +143,106 @@ fn os_error(py: Python<'_>, file: &std::path::Path, e: std::io::Error) -> PyErr 
         }
         None => PyOSError::new_err(format!("{}: {e}", file.display())),
     }
+}
+
+/// `message` without a trailing ` at line L column C`.
+fn without_location(message: String) -> String {
+    let Some(at) = message.rfind(" at line ") else {
+        return message;
+    };
+    let tail = &message[at + " at line ".len()..];
+    let location = tail
+        .split_once(" column ")
+        .is_some_and(|(l, c)| is_number(l) && is_number(c));
+    if location {
+        message[..at].to_string()
+    } else {
+        message
+    }
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Nesting the direct conversion follows (documents of the format nest 4 deep); deeper objects
+/// go through `json.dumps`, and the core refuses them by its own nesting limit.
+const MAX_DEPTH: usize = 32;
+
+/// `obj` as JSON text. Plain JSON data (dicts with `str` keys, lists, tuples, `str`, `bool`,
+/// `int` within 64 bits, finite `float`, `None`) is written here, faster than `json.dumps` on a
+/// large instance; anything else (a big int, NaN, a non-`str` key, another type, deep nesting)
+/// goes through `json.dumps`, whose text the core then judges, so the outcome is the same
+/// either way.
+fn to_text(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let mut out = Vec::with_capacity(1 << 16);
+    match write_json(obj, 0, &mut out).and_then(|()| String::from_utf8(out).ok()) {
+        Some(text) => Ok(text),
+        None => dumps(obj),
+    }
+}
+
+/// Appends the JSON text of plain JSON data to `out` (serde_json's escaping and number
+/// formatting); `None` for anything else. Type tests by `is_instance_of` (a failed `cast` builds
+/// an error object), the common types of an instance first.
+fn write_json(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Vec<u8>) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    if obj.is_instance_of::<PyString>() {
+        let s = obj.cast::<PyString>().ok()?.to_cow().ok()?;
+        return serde_json::to_writer(out, s.as_ref()).ok();
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        let f = obj.cast::<PyFloat>().ok()?.value();
+        // serde_json writes NaN and infinities as null: those go to json.dumps.
+        return f.is_finite().then(|| serde_json::to_writer(out, &f).ok())?;
+    }
+    // bool before int: True is an int in Python.
+    if obj.is_instance_of::<PyBool>() {
+        let b = obj.is_truthy().ok()?;
+        out.extend_from_slice(if b { b"true" } else { b"false" });
+        return Some(());
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return serde_json::to_writer(out, &i).ok();
+        }
+        let u = obj.extract::<u64>().ok()?;
+        return serde_json::to_writer(out, &u).ok();
+    }
+    if obj.is_instance_of::<PyDict>() {
+        out.push(b'{');
+        for (i, (k, v)) in obj.cast::<PyDict>().ok()?.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            if !k.is_instance_of::<PyString>() {
+                return None;
+            }
+            write_json(&k, depth + 1, out)?;
+            out.push(b':');
+            write_json(&v, depth + 1, out)?;
+        }
+        out.push(b'}');
+        return Some(());
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        out.push(b'[');
+        for (i, v) in obj.try_iter().ok()?.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_json(&v.ok()?, depth + 1, out)?;
+        }
+        out.push(b']');
+        return Some(());
+    }
+    if obj.is_none() {
+        out.extend_from_slice(b"null");
+        return Some(());
+    }
+    None
 }
 
 /// `json.dumps(obj)`; what it cannot write (sets, objects, cycles, too deep) is no document.
@@ -237,7 +340,7 @@ impl Scheduler {
     /// One job object of the format, checked as the only job of an instance of this cluster (so
     /// errors name it `jobs[0]...`, as `RoundError::InvalidNewJob` does): the job and its times
     /// by GPU type name.
-    fn one_job(&self, job: Value) -> Result<(Job, Vec<NamedTime>), String> {
+    fn one_job(&self, job: &str) -> Result<(Job, Vec<NamedTime>), String> {
         let s = &self.inner;
         let types: Vec<Value> = s
             .gpu_types()
@@ -248,13 +351,14 @@ impl Scheduler {
             })
             .collect();
         let f = s.fairness();
-        let doc = json!({
-            "format": "stsfair/1",
-            "fairness": {"lambda": f.lambda, "max_debt": f.max_debt, "credit": f.credit},
-            "gpu_types": types,
-            "jobs": [job],
-        });
-        let one = Instance::from_json(&doc.to_string()).map_err(|e| format!("new job: {e}"))?;
+        let fairness = json!({"lambda": f.lambda, "max_debt": f.max_debt, "credit": f.credit});
+        // `job` is the text of one JSON value (see `to_text`), placed as the only job.
+        let doc = format!(
+            r#"{{"format":"stsfair/1","fairness":{fairness},"gpu_types":{},"jobs":[{job}]}}"#,
+            Value::Array(types)
+        );
+        let one = Instance::from_json(&doc)
+            .map_err(|e| format!("new job: {}", without_location(e.to_string())))?;
         let job = one
             .jobs()
             .first()
@@ -269,12 +373,6 @@ impl Scheduler {
             })
             .collect();
         Ok((job, times))
-    }
-
-    /// A Python object as a JSON value (through `json.dumps`, so its errors are `InstanceError`s).
-    fn value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-        serde_json::from_str(&dumps(obj)?)
-            .map_err(|e| InstanceError::new_err(format!(".: not a JSON document: {e}")))
     }
 }
 
@@ -350,7 +448,7 @@ impl Scheduler {
 
     fn add_job(&mut self, job: &Bound<'_, PyAny>) -> PyResult<()> {
         let (job, times) = self
-            .one_job(Self::value(job)?)
+            .one_job(&to_text(job)?)
             .map_err(InstanceError::new_err)?;
         let mut spec = JobSpec::new(job.id())
             .weight(job.weight())
@@ -369,8 +467,12 @@ impl Scheduler {
     fn update_times(&mut self, id: &str, times: &Bound<'_, PyAny>) -> PyResult<()> {
         // The times are read as those of a one-job document (errors name them
         // `jobs[0].times[i]...`); the core then checks them with the job's own workers.
-        let job = json!({"id": id, "times": Self::value(times)?});
-        let (_, times) = self.one_job(job).map_err(|m| {
+        let job = format!(
+            r#"{{"id":{},"times":{}}}"#,
+            Value::from(id),
+            to_text(times)?
+        );
+        let (_, times) = self.one_job(&job).map_err(|m| {
             InstanceError::new_err(m.replacen("new job:", &format!("job {id:?}:"), 1))
         })?;
         let refs: Vec<(&str, u64, f64)> =

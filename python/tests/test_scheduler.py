@@ -188,6 +188,9 @@ def test_errors_are_exceptions_and_change_nothing():
     assert str(e.value).startswith("new job: jobs[0].times[0].slot")
     with pytest.raises(stsfair.InstanceError, match=r"jobs\[0\].times\[0\].sec_per_iter"):
         s.add_job({"id": "y", "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": -1}]})
+    with pytest.raises(stsfair.InstanceError) as e:
+        s.add_job({"id": "y", "times": [], "weight": float("nan")})
+    assert str(e.value).startswith("new job: jobs[0].weight")
     with pytest.raises(stsfair.InstanceError, match="unknown field"):
         s.add_job({"id": "y", "times": [], "colour": "red"})
     with pytest.raises(stsfair.InstanceError):

@@ -107,3 +107,23 @@ def test_numbers_round_trip_exactly():
     # Recomputed from the instance, the objective agrees to the last bit with the solver's sum.
     assert isinstance(got["objective"], float) and math.isfinite(got["objective"])
     stsfair.verify(json.loads(Path(path).read_text()), got)
+
+
+def test_plain_python_data_of_any_shape_gives_the_same_answer():
+    # Tuples for lists, int subclasses, float subclasses, str subclasses: all are JSON to
+    # json.dumps, and so to solve.
+    class F(float):
+        pass
+
+    class S(str):
+        pass
+
+    path = INSTANCES / "hand-share-one-gpu.json"
+    doc = json.loads(path.read_text())
+    odd = json.loads(path.read_text())
+    for g in odd["gpu_types"]:
+        g["slot_sizes"] = tuple(g["slot_sizes"])
+        g["name"] = S(g["name"])
+    for j in odd["jobs"]:
+        j["times"] = tuple(dict(t, sec_per_iter=F(t["sec_per_iter"])) for t in j["times"])
+    assert stsfair.solve(odd)["assignments"] == stsfair.solve(doc)["assignments"]
