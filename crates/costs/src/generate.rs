@@ -184,16 +184,7 @@ pub fn from_measurements(
 ) -> Result<Instance, GenError> {
     check(config)?;
     let inputs = model.inputs();
-    let mut gpu_index = Vec::new();
-    for gpu in &config.gpus {
-        let g = inputs
-            .gpu_index(&gpu.name)
-            .ok_or_else(|| GenError::UnknownGpuType {
-                name: gpu.name.clone(),
-                available: inputs.gpu_types().join(", "),
-            })?;
-        gpu_index.push(g);
-    }
+    let gpu_index = gpu_indices(model, &config.gpus)?;
     // Times of every job type on every chosen type, computed once.
     let table: Vec<Vec<(u32, f64)>> = (0..inputs.job_types().len())
         .map(|j| {
@@ -232,14 +223,59 @@ pub fn from_measurements(
             .weight(weight)
             .workers(u64::from(jt.scale_factor))
             .deficit(deficit);
-        for (gpu, &g) in config.gpus.iter().zip(&gpu_index) {
-            for (slot, theta) in slot_throughputs(model, g, j, gpu.units, &gpu.ladder) {
-                job = job.time(gpu.name.clone(), u64::from(slot), round6(1.0 / theta));
-            }
+        for (gpu, slot, sec_per_iter) in times_of(model, j, &config.gpus, &gpu_index) {
+            job = job.time(gpu, u64::from(slot), sec_per_iter);
         }
         builder = builder.job(job);
     }
     Ok(builder.build()?)
+}
+
+/// The `times` entries [`from_measurements`] writes for a job of type `job` (an index into the
+/// model's job types) on the GPU types `gpus` (their `count` is not read): `(gpu type, slot,
+/// seconds per iteration)` for each slot of each type's ladder the job type can run in, in type
+/// and ladder order, the seconds being 1 / throughput rounded to 6 significant digits. A job
+/// type with no such slot gets none. Error: a GPU type the model's inputs do not have. For
+/// callers that build jobs one at a time (the Python bindings' `job_times`), so that they get
+/// exactly the times of `stsfair gen --gavel`.
+pub fn job_times(
+    model: &dyn ThroughputModel,
+    job: usize,
+    gpus: &[GpuSpec],
+) -> Result<Vec<(String, u32, f64)>, GenError> {
+    let gpu_index = gpu_indices(model, gpus)?;
+    Ok(times_of(model, job, gpus, &gpu_index))
+}
+
+/// The index in the model's inputs of each GPU type of `gpus`.
+fn gpu_indices(model: &dyn ThroughputModel, gpus: &[GpuSpec]) -> Result<Vec<usize>, GenError> {
+    let inputs = model.inputs();
+    gpus.iter()
+        .map(|gpu| {
+            inputs
+                .gpu_index(&gpu.name)
+                .ok_or_else(|| GenError::UnknownGpuType {
+                    name: gpu.name.clone(),
+                    available: inputs.gpu_types().join(", "),
+                })
+        })
+        .collect()
+}
+
+/// [`job_times`] with the GPU types already resolved (`gpu_index[i]` is the index of `gpus[i]`).
+fn times_of(
+    model: &dyn ThroughputModel,
+    job: usize,
+    gpus: &[GpuSpec],
+    gpu_index: &[usize],
+) -> Vec<(String, u32, f64)> {
+    let mut times = Vec::new();
+    for (gpu, &g) in gpus.iter().zip(gpu_index) {
+        for (slot, theta) in slot_throughputs(model, g, job, gpu.units, &gpu.ladder) {
+            times.push((gpu.name.clone(), slot, round6(1.0 / theta)));
+        }
+    }
+    times
 }
 
 fn check(config: &GenConfig) -> Result<(), GenError> {

@@ -1,0 +1,750 @@
+//! `stsfair._stsfair`: the Python face of the `stsfair` crates (re-exported by
+//! `stsfair/__init__.py`; documented in `docs/python.md`).
+//!
+//! Conversion and error mapping only: documents cross the boundary as the JSON text of the file
+//! formats (Python's `json` module writes and reads it), so that an invalid dict gets exactly
+//! the message the CLI gives for the same file (the JSON path and the rule), and a solution is
+//! exactly the document `stsfair solve --json` prints. Every solve runs with the GIL released.
+//! Nothing here unwraps user data: every failure is a Python exception.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Value, json};
+use stsfair::instance::MAX_FILE_BYTES;
+use stsfair::{
+    Instance, Job, JobSpec, RoundError, RoundPlan, SchedulerSnapshot, Solution, Solver,
+    SolverConfig, SolverKind,
+};
+use stsfair_costs::generate::{self, GpuSpec};
+use stsfair_costs::{GavelThroughputs as Gavel, PredictorConfig, ThroughputModel, predictor};
+
+create_exception!(
+    stsfair,
+    InstanceError,
+    PyValueError,
+    "An invalid document (instance, job, times or snapshot): the message names the JSON path and the rule."
+);
+create_exception!(
+    stsfair,
+    VerifyError,
+    PyValueError,
+    "A solution that does not check out against its instance: the message says what is wrong."
+);
+create_exception!(
+    stsfair,
+    SolveError,
+    PyRuntimeError,
+    "The solver could not answer (e.g. the DP's state space is past its limit)."
+);
+create_exception!(
+    stsfair,
+    SchedulerError,
+    PyValueError,
+    "A RoundScheduler call the scheduler refuses (unknown or duplicate job, no plan to report, a bad throughput, ...)."
+);
+
+/// The solver a name stands for, as `stsfair solve --solver` reads it.
+fn solver(name: &str) -> PyResult<Box<dyn Solver>> {
+    SolverKind::ALL
+        .iter()
+        .find(|k| k.name() == name)
+        .map(|k| k.build(&SolverConfig::default()))
+        .ok_or_else(|| {
+            let names: Vec<&str> = SolverKind::ALL.iter().map(|k| k.name()).collect();
+            PyValueError::new_err(format!(
+                "solver must be one of {} (got {name:?})",
+                names.join(", ")
+            ))
+        })
+}
+
+/// A document given by the caller: its JSON text, and the file it came from (for messages).
+struct Document {
+    text: String,
+    file: Option<PathBuf>,
+}
+
+impl Document {
+    /// `obj` is a `str` or `os.PathLike` naming a file (read here: an unreadable file raises the
+    /// `OSError` subclass of its cause), or any other object, written as JSON by Python's `json`
+    /// module (what it cannot write raises `InstanceError`, since it is no document of the
+    /// format).
+    fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Document> {
+        let py = obj.py();
+        let pathlike = py.import("os")?.getattr("PathLike")?;
+        if obj.is_instance_of::<PyString>() || obj.is_instance(&pathlike)? {
+            let file: PathBuf = obj.extract()?;
+            return Ok(Document {
+                text: read_file(py, &file)?,
+                file: Some(file),
+            });
+        }
+        Ok(Document {
+            text: to_text(obj)?,
+            file: None,
+        })
+    }
+
+    /// The instance, with the CLI's message (`FILE: path rule`) on error.
+    fn instance(&self) -> Result<Instance, String> {
+        Instance::from_json(&self.text).map_err(|e| self.message(e))
+    }
+
+    /// The error as the CLI words it for a file (`FILE: ...`); for a Python object, without the
+    /// `at line 1 column N` the JSON reader adds, which would point into text the caller never
+    /// saw.
+    fn message(&self, e: impl std::fmt::Display) -> String {
+        match &self.file {
+            Some(f) => format!("{}: {e}", f.display()),
+            None => without_location(e.to_string()),
+        }
+    }
+}
+
+/// The file's text, at most `MAX_FILE_BYTES` (the core's limit: a wrong path cannot exhaust
+/// memory). I/O errors become `OSError`s; text that is too long or not UTF-8 is an invalid
+/// instance, with the message the core gives.
+fn read_file(py: Python<'_>, file: &PathBuf) -> PyResult<String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| os_error(py, file, e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(InstanceError::new_err(format!(
+            "cannot read {}: file is more than the limit of {MAX_FILE_BYTES} bytes",
+            file.display()
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        InstanceError::new_err(format!(
+            "cannot read {}: not UTF-8 text ({e})",
+            file.display()
+        ))
+    })
+}
+
+/// The `OSError` Python's `open` would raise: `OSError(errno, strerror, filename)`, which Python
+/// turns into the subclass of the errno (`FileNotFoundError`, `PermissionError`, ...).
+fn os_error(py: Python<'_>, file: &std::path::Path, e: std::io::Error) -> PyErr {
+    match e.raw_os_error() {
+        Some(code) => {
+            let message = py
+                .import("os")
+                .and_then(|os| os.call_method1("strerror", (code,)))
+                .and_then(|m| m.extract::<String>())
+                .unwrap_or_else(|_| e.to_string());
+            PyOSError::new_err((code, message, file.display().to_string()))
+        }
+        None => PyOSError::new_err(format!("{}: {e}", file.display())),
+    }
+}
+
+/// `message` without a trailing ` at line L column C`.
+fn without_location(message: String) -> String {
+    let Some(at) = message.rfind(" at line ") else {
+        return message;
+    };
+    let tail = &message[at + " at line ".len()..];
+    let location = tail
+        .split_once(" column ")
+        .is_some_and(|(l, c)| is_number(l) && is_number(c));
+    if location {
+        message[..at].to_string()
+    } else {
+        message
+    }
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Nesting the direct conversion follows (documents of the format nest 4 deep); deeper objects
+/// go through `json.dumps`, and the core refuses them by its own nesting limit.
+const MAX_DEPTH: usize = 32;
+
+/// `obj` as JSON text. Plain JSON data (dicts with `str` keys, lists, tuples, `str`, `bool`,
+/// `int` within 64 bits, finite `float`, `None`) is written here, faster than `json.dumps` on a
+/// large instance; anything else (a big int, NaN, a non-`str` key, another type, deep nesting)
+/// goes through `json.dumps`, whose text the core then judges, so the outcome is the same
+/// either way.
+fn to_text(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let mut out = Vec::with_capacity(1 << 16);
+    match write_json(obj, 0, &mut out).and_then(|()| String::from_utf8(out).ok()) {
+        Some(text) => Ok(text),
+        None => dumps(obj),
+    }
+}
+
+/// Appends the JSON text of plain JSON data to `out` (serde_json's escaping and number
+/// formatting); `None` for anything else. Type tests by `is_instance_of` (a failed `cast` builds
+/// an error object), the common types of an instance first.
+fn write_json(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Vec<u8>) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    if obj.is_instance_of::<PyString>() {
+        let s = obj.cast::<PyString>().ok()?.to_cow().ok()?;
+        return serde_json::to_writer(out, s.as_ref()).ok();
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        let f = obj.cast::<PyFloat>().ok()?.value();
+        // serde_json writes NaN and infinities as null: those go to json.dumps.
+        return f.is_finite().then(|| serde_json::to_writer(out, &f).ok())?;
+    }
+    // bool before int: True is an int in Python.
+    if obj.is_instance_of::<PyBool>() {
+        let b = obj.is_truthy().ok()?;
+        out.extend_from_slice(if b { b"true" } else { b"false" });
+        return Some(());
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return serde_json::to_writer(out, &i).ok();
+        }
+        let u = obj.extract::<u64>().ok()?;
+        return serde_json::to_writer(out, &u).ok();
+    }
+    if obj.is_instance_of::<PyDict>() {
+        out.push(b'{');
+        for (i, (k, v)) in obj.cast::<PyDict>().ok()?.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            if !k.is_instance_of::<PyString>() {
+                return None;
+            }
+            write_json(&k, depth + 1, out)?;
+            out.push(b':');
+            write_json(&v, depth + 1, out)?;
+        }
+        out.push(b'}');
+        return Some(());
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        out.push(b'[');
+        for (i, v) in obj.try_iter().ok()?.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_json(&v.ok()?, depth + 1, out)?;
+        }
+        out.push(b']');
+        return Some(());
+    }
+    if obj.is_none() {
+        out.extend_from_slice(b"null");
+        return Some(());
+    }
+    None
+}
+
+/// `json.dumps(obj)`; what it cannot write (sets, objects, cycles, too deep) is no document.
+fn dumps(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let py = obj.py();
+    py.import("json")?
+        .call_method1("dumps", (obj,))
+        .and_then(|t| t.extract::<String>())
+        .map_err(|e| InstanceError::new_err(format!(".: not a JSON document: {e}")))
+}
+
+/// `json.loads(text)`.
+fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// `stsfair.solve`: the `stsfair-solution/1` document of the instance's solution, with the GIL
+/// released while parsing, solving and writing.
+#[pyfunction]
+#[pyo3(signature = (instance, solver = "dp"))]
+fn solve<'py>(
+    py: Python<'py>,
+    instance: &Bound<'py, PyAny>,
+    solver: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let solver = self::solver(solver)?;
+    let doc = Document::from_py(instance)?;
+    enum Failure {
+        Instance(String),
+        Solve(String),
+    }
+    let text = py
+        .detach(|| {
+            let instance = doc.instance().map_err(Failure::Instance)?;
+            let solution = solver
+                .solve(&instance)
+                .map_err(|e| Failure::Solve(e.to_string()))?;
+            Ok(solution.to_json(&instance).to_string())
+        })
+        .map_err(|f| match f {
+            Failure::Instance(m) => InstanceError::new_err(m),
+            Failure::Solve(m) => SolveError::new_err(m),
+        })?;
+    loads(py, &text)
+}
+
+/// `stsfair.verify`: recomputes the solution from the instance, as `stsfair verify` does.
+#[pyfunction]
+fn verify(
+    py: Python<'_>,
+    instance: &Bound<'_, PyAny>,
+    solution: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let instance = Document::from_py(instance)?;
+    let solution = Document::from_py(solution)?;
+    py.detach(|| {
+        let inst = instance.instance().map_err(InstanceError::new_err)?;
+        let sol = Solution::from_json(&inst, &solution.text)
+            .map_err(|e| VerifyError::new_err(solution.message(e)))?;
+        stsfair::verify(&inst, &sol).map_err(|e| VerifyError::new_err(e.to_string()))?;
+        Ok(())
+    })
+}
+
+/// A scheduler error as the Python exception of its kind: documents that break a rule are
+/// `InstanceError`s, refused calls `SchedulerError`s, solver failures `SolveError`s, defects
+/// (which the core reports rather than hides) `RuntimeError`s.
+fn round_error(e: RoundError) -> PyErr {
+    let message = e.to_string();
+    match e {
+        RoundError::InvalidNewJob { .. }
+        | RoundError::InvalidJob { .. }
+        | RoundError::InvalidSnapshot { .. } => InstanceError::new_err(message),
+        RoundError::DuplicateJob { .. }
+        | RoundError::UnknownJob { .. }
+        | RoundError::InvalidThroughput { .. }
+        | RoundError::DuplicateReport { .. }
+        | RoundError::NotInRound { .. }
+        | RoundError::NoPlan => SchedulerError::new_err(message),
+        RoundError::Solve(_) | RoundError::SolverDefect { .. } => SolveError::new_err(message),
+        _ => PyRuntimeError::new_err(message),
+    }
+}
+
+/// A time entry by GPU type name: (gpu, slot, seconds per iteration), as `update_times` takes it.
+type NamedTime = (String, u64, f64);
+
+/// `stsfair.RoundScheduler`: `stsfair::RoundScheduler` with documents for arguments.
+#[pyclass(module = "stsfair", name = "RoundScheduler")]
+struct Scheduler {
+    inner: stsfair::RoundScheduler,
+}
+
+impl Scheduler {
+    /// One job object of the format, checked as the only job of an instance of this cluster (so
+    /// errors name it `jobs[0]...`, as `RoundError::InvalidNewJob` does): the job and its times
+    /// by GPU type name.
+    fn one_job(&self, job: &str) -> Result<(Job, Vec<NamedTime>), String> {
+        let s = &self.inner;
+        let types: Vec<Value> = s
+            .gpu_types()
+            .iter()
+            .map(|g| {
+                json!({"name": g.name(), "count": g.count(), "units": g.units(),
+                       "slot_sizes": g.slot_sizes()})
+            })
+            .collect();
+        let f = s.fairness();
+        let fairness = json!({"lambda": f.lambda, "max_debt": f.max_debt, "credit": f.credit});
+        // `job` is the text of one JSON value (see `to_text`), placed as the only job.
+        let doc = format!(
+            r#"{{"format":"stsfair/1","fairness":{fairness},"gpu_types":{},"jobs":[{job}]}}"#,
+            Value::Array(types)
+        );
+        let one = Instance::from_json(&doc)
+            .map_err(|e| format!("new job: {}", without_location(e.to_string())))?;
+        let job = one
+            .jobs()
+            .first()
+            .cloned()
+            .ok_or_else(|| "new job: jobs must hold the job".to_string())?;
+        let times = job
+            .times()
+            .iter()
+            .filter_map(|t| {
+                let g = one.gpu_types().get(t.gpu)?;
+                Some((g.name().to_string(), u64::from(t.slot), t.sec_per_iter))
+            })
+            .collect();
+        Ok((job, times))
+    }
+}
+
+/// The plan as a dict: per job its option by GPU type name (`None` when idle), the planned
+/// throughput and sigma, and the placement's non-idle GPUs.
+fn plan_dict<'py>(
+    py: Python<'py>,
+    s: &stsfair::RoundScheduler,
+    plan: &RoundPlan,
+) -> PyResult<Bound<'py, PyDict>> {
+    let type_name = |k: usize| s.gpu_types().get(k).map(|g| g.name().to_string());
+    let jobs = PyList::empty(py);
+    for j in &plan.jobs {
+        let d = PyDict::new(py);
+        d.set_item("id", &j.id)?;
+        d.set_item("gpu", j.run.and_then(|(k, _)| type_name(k)))?;
+        d.set_item("slot", j.run.map(|(_, slot)| slot))?;
+        d.set_item("throughput", j.throughput)?;
+        d.set_item("sigma", j.sigma)?;
+        d.set_item("fair_rate", j.fair_rate)?;
+        d.set_item("deficit", j.deficit)?;
+        d.set_item("minimum", j.minimum)?;
+        d.set_item("forced", j.forced)?;
+        d.set_item("relaxed", j.relaxed)?;
+        jobs.append(d)?;
+    }
+    let gpus = PyList::empty(py);
+    for g in plan.placement.gpus.iter().filter(|g| !g.slots.is_empty()) {
+        let slots = PyList::empty(py);
+        for slot in &g.slots {
+            let d = PyDict::new(py);
+            d.set_item("offset", slot.offset)?;
+            d.set_item("size", slot.size)?;
+            d.set_item("job", &slot.job)?;
+            d.set_item("worker", slot.worker)?;
+            slots.append(d)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("gpu", &g.type_name)?;
+        d.set_item("index", g.index)?;
+        d.set_item("units", g.units)?;
+        d.set_item("slots", slots)?;
+        gpus.append(d)?;
+    }
+    let placement = PyDict::new(py);
+    placement.set_item("gpus", gpus)?;
+    placement.set_item("migrations", plan.placement.migrations)?;
+    placement.set_item("slowdown", plan.placement.slowdown)?;
+    placement.set_item("conflicts", plan.placement.conflicts)?;
+    let out = PyDict::new(py);
+    out.set_item("round", plan.round)?;
+    out.set_item("objective", plan.objective)?;
+    out.set_item("relaxed", &plan.relaxed)?;
+    out.set_item("solves", plan.solves)?;
+    out.set_item("jobs", jobs)?;
+    out.set_item("placement", placement)?;
+    Ok(out)
+}
+
+#[pymethods]
+impl Scheduler {
+    #[new]
+    #[pyo3(signature = (cluster, solver = "dp"))]
+    fn new(cluster: &Bound<'_, PyAny>, solver: &str) -> PyResult<Scheduler> {
+        let solver = self::solver(solver)?;
+        let cluster = Document::from_py(cluster)?
+            .instance()
+            .map_err(InstanceError::new_err)?;
+        Ok(Scheduler {
+            inner: stsfair::RoundScheduler::new(&cluster, solver),
+        })
+    }
+
+    fn add_job(&mut self, job: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (job, times) = self
+            .one_job(&to_text(job)?)
+            .map_err(InstanceError::new_err)?;
+        let mut spec = JobSpec::new(job.id())
+            .weight(job.weight())
+            .workers(u64::from(job.workers()))
+            .deficit(job.deficit());
+        for (gpu, slot, sec_per_iter) in times {
+            spec = spec.time(gpu, slot, sec_per_iter);
+        }
+        self.inner.add_job(spec).map_err(round_error)
+    }
+
+    fn remove_job(&mut self, id: &str) -> PyResult<f64> {
+        self.inner.remove_job(id).map_err(round_error)
+    }
+
+    fn update_times(&mut self, id: &str, times: &Bound<'_, PyAny>) -> PyResult<()> {
+        // The times are read as those of a one-job document (errors name them
+        // `jobs[0].times[i]...`); the core then checks them with the job's own workers.
+        let job = format!(
+            r#"{{"id":{},"times":{}}}"#,
+            Value::from(id),
+            to_text(times)?
+        );
+        let (_, times) = self.one_job(&job).map_err(|m| {
+            InstanceError::new_err(m.replacen("new job:", &format!("job {id:?}:"), 1))
+        })?;
+        let refs: Vec<(&str, u64, f64)> =
+            times.iter().map(|(g, s, t)| (g.as_str(), *s, *t)).collect();
+        self.inner.update_times(id, &refs).map_err(round_error)
+    }
+
+    fn plan<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &mut self.inner;
+        let plan = py.detach(|| inner.plan()).map_err(round_error)?;
+        plan_dict(py, &self.inner, &plan)
+    }
+
+    fn report<'py>(
+        &mut self,
+        py: Python<'py>,
+        realized: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut pairs: Vec<(String, f64)> = Vec::with_capacity(realized.len());
+        for (k, v) in realized.iter() {
+            pairs.push((k.extract()?, v.extract()?));
+        }
+        self.report_pairs(py, &pairs)
+    }
+
+    fn report_planned<'py>(
+        &mut self,
+        py: Python<'py>,
+        plan: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        // The plan's own predictions for its running jobs: `RoundPlan::planned_throughputs`.
+        let mut pairs = Vec::new();
+        for job in plan.get_item("jobs")?.try_iter()? {
+            let job = job?;
+            if !job.get_item("gpu")?.is_none() {
+                pairs.push((
+                    job.get_item("id")?.extract()?,
+                    job.get_item("throughput")?.extract()?,
+                ));
+            }
+        }
+        self.report_pairs(py, &pairs)
+    }
+
+    fn snapshot(&self) -> PyResult<String> {
+        serde_json::to_string(&self.inner.snapshot())
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot write the snapshot: {e}")))
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (snapshot, solver = "dp"))]
+    fn restore(snapshot: &str, solver: &str) -> PyResult<Scheduler> {
+        let solver = self::solver(solver)?;
+        let snapshot = SchedulerSnapshot::from_json(snapshot).map_err(round_error)?;
+        let inner = stsfair::RoundScheduler::restore(snapshot, solver).map_err(round_error)?;
+        Ok(Scheduler { inner })
+    }
+
+    /// D_j of every active job, in the order they were added.
+    fn deficits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (job, deficit) in self.inner.jobs() {
+            d.set_item(job.id(), deficit)?;
+        }
+        Ok(d)
+    }
+
+    /// Rounds reported so far.
+    #[getter]
+    fn round(&self) -> u64 {
+        self.inner.round()
+    }
+
+    /// The solver's name.
+    #[getter]
+    fn solver(&self) -> &'static str {
+        self.inner.solver_name()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<stsfair.RoundScheduler solver={:?} jobs={} round={}>",
+            self.inner.solver_name(),
+            self.inner.jobs().count(),
+            self.inner.round()
+        )
+    }
+}
+
+impl Scheduler {
+    /// `report` with the realized throughputs as pairs; the services as dicts.
+    fn report_pairs<'py>(
+        &mut self,
+        py: Python<'py>,
+        pairs: &[(String, f64)],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let refs: Vec<(&str, f64)> = pairs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+        let services = self.inner.report(&refs).map_err(round_error)?;
+        let out = PyList::empty(py);
+        for s in services {
+            let d = PyDict::new(py);
+            d.set_item("job", s.job)?;
+            d.set_item("sigma", s.sigma)?;
+            d.set_item("deficit", s.deficit)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+}
+
+/// `stsfair.GavelThroughputs`: Gavel's measured throughputs as vendored in `stsfair-costs`.
+#[pyclass(module = "stsfair", name = "GavelThroughputs", frozen)]
+struct GavelTable {
+    data: Gavel,
+    seed: u64,
+    /// The model `stsfair gen --gavel` derives slot times from (the measured table, completed by
+    /// the predictor where pairs are missing), built on first use.
+    model: OnceLock<Box<dyn ThroughputModel + Send + Sync>>,
+}
+
+impl GavelTable {
+    fn worker(&self, name: &str) -> PyResult<usize> {
+        self.data.worker_index(name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "worker type must be one of {} (got {name:?})",
+                self.data.worker_types().join(", ")
+            ))
+        })
+    }
+
+    fn job(&self, slug: &str) -> PyResult<usize> {
+        self.data
+            .job_types()
+            .iter()
+            .position(|j| j.slug() == slug)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "{slug:?} is not a Gavel job type (see GavelThroughputs.job_types)"
+                ))
+            })
+    }
+
+    fn model(&self) -> PyResult<&(dyn ThroughputModel + Send + Sync)> {
+        if let Some(m) = self.model.get() {
+            return Ok(m.as_ref());
+        }
+        let config = PredictorConfig {
+            seed: self.seed,
+            ..Default::default()
+        };
+        let m = predictor::complete(self.data.clone().into_inputs(), &config)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        // Another thread may have set it meanwhile; either model is the same (seeded).
+        Ok(self.model.get_or_init(|| m).as_ref())
+    }
+}
+
+#[pymethods]
+impl GavelTable {
+    /// The worker (GPU) types: k80, p100, v100.
+    #[getter]
+    fn worker_types(&self) -> Vec<String> {
+        self.data.worker_types().to_vec()
+    }
+
+    /// The job types by slug (`resnet-18-bs16`, `a3c-sf4`), in the file's order.
+    #[getter]
+    fn job_types(&self) -> Vec<String> {
+        self.data.job_types().iter().map(|j| j.slug()).collect()
+    }
+
+    /// A job type's description: slug, Gavel's key and model name, family, batch size (or
+    /// `None`), scale factor (its number of workers).
+    fn job_type<'py>(&self, py: Python<'py>, job: &str) -> PyResult<Bound<'py, PyDict>> {
+        let j = self.job(job)?;
+        let t = &self.data.job_types()[j];
+        let d = PyDict::new(py);
+        d.set_item("slug", t.slug())?;
+        d.set_item("key", t.to_string())?;
+        d.set_item("model", t.model())?;
+        d.set_item("family", &t.family)?;
+        d.set_item("batch_size", t.batch_size)?;
+        d.set_item("scale_factor", t.scale_factor)?;
+        Ok(d)
+    }
+
+    /// Measured solo throughput (iterations per second), `None` where the job type cannot run.
+    fn solo(&self, worker: &str, job: &str) -> PyResult<Option<f64>> {
+        Ok(self.data.solo(self.worker(worker)?, self.job(job)?))
+    }
+
+    /// Measured `(job, other)` throughputs sharing one GPU; `None` when the pair cannot run
+    /// together or was not measured.
+    fn pair(&self, worker: &str, job: &str, other: &str) -> PyResult<Option<(f64, f64)>> {
+        Ok(self
+            .data
+            .pair(self.worker(worker)?, self.job(job)?, self.job(other)?))
+    }
+
+    /// The `times` of a job of type `job` on the GPU types `gpu_types` (dicts with `name`,
+    /// `units` and `slot_sizes`, e.g. a cluster's `gpu_types`), exactly as
+    /// `stsfair gen --gavel` writes them.
+    fn job_times<'py>(
+        &self,
+        py: Python<'py>,
+        job: &str,
+        gpu_types: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let j = self.job(job)?;
+        let mut gpus = Vec::new();
+        for g in gpu_types.try_iter()? {
+            let g = g?;
+            gpus.push(GpuSpec {
+                name: g.get_item("name")?.extract()?,
+                count: 0,
+                units: g.get_item("units")?.extract()?,
+                ladder: g.get_item("slot_sizes")?.extract()?,
+            });
+        }
+        let times = generate::job_times(self.model()?, j, &gpus)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let out = PyList::empty(py);
+        for (gpu, slot, sec) in times {
+            let d = PyDict::new(py);
+            d.set_item("gpu", gpu)?;
+            d.set_item("slot", slot)?;
+            d.set_item("sec_per_iter", sec)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<stsfair.GavelThroughputs {} worker types, {} job types>",
+            self.data.worker_types().len(),
+            self.data.job_types().len()
+        )
+    }
+}
+
+/// `stsfair.gavel_throughputs`: the bundled table; `seed` seeds the predictor that fills
+/// unmeasured pairs for `job_times` (as `stsfair gen --gavel --seed`).
+#[pyfunction]
+#[pyo3(signature = (seed = 0))]
+fn gavel_throughputs(seed: u64) -> GavelTable {
+    GavelTable {
+        data: Gavel::bundled(),
+        seed,
+        model: OnceLock::new(),
+    }
+}
+
+/// The solver names of this build (`dp`, `dp-dense`, `brute`; `ilp` and `dp+ilp` with HiGHS).
+#[pyfunction]
+fn solvers() -> Vec<&'static str> {
+    SolverKind::ALL.iter().map(|k| k.name()).collect()
+}
+
+#[pymodule]
+fn _stsfair(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("InstanceError", py.get_type::<InstanceError>())?;
+    m.add("VerifyError", py.get_type::<VerifyError>())?;
+    m.add("SolveError", py.get_type::<SolveError>())?;
+    m.add("SchedulerError", py.get_type::<SchedulerError>())?;
+    m.add_function(wrap_pyfunction!(solve, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(gavel_throughputs, m)?)?;
+    m.add_function(wrap_pyfunction!(solvers, m)?)?;
+    m.add_class::<Scheduler>()?;
+    m.add_class::<GavelTable>()?;
+    Ok(())
+}

@@ -1,0 +1,27 @@
+# The public API: every name is the native module's (see _stsfair.pyi).
+from ._stsfair import Document as Document
+from ._stsfair import GavelThroughputs as GavelThroughputs
+from ._stsfair import InstanceError as InstanceError
+from ._stsfair import RoundScheduler as RoundScheduler
+from ._stsfair import SchedulerError as SchedulerError
+from ._stsfair import SolveError as SolveError
+from ._stsfair import VerifyError as VerifyError
+from ._stsfair import __version__ as __version__
+from ._stsfair import gavel_throughputs as gavel_throughputs
+from ._stsfair import solve as solve
+from ._stsfair import solvers as solvers
+from ._stsfair import verify as verify
+
+__all__ = [
+    "GavelThroughputs",
+    "InstanceError",
+    "RoundScheduler",
+    "SchedulerError",
+    "SolveError",
+    "VerifyError",
+    "__version__",
+    "gavel_throughputs",
+    "solve",
+    "solvers",
+    "verify",
+]

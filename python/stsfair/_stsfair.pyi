@@ -1,0 +1,79 @@
+# Type stubs of the native module (python/src/lib.rs); `stsfair` re-exports every name.
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+__version__: str
+
+Document = Union[Mapping[str, Any], str, "os.PathLike[str]"]
+"""A document: a dict in the format's shape, or a str / os.PathLike naming a JSON file."""
+
+class InstanceError(ValueError):
+    """An invalid document (instance, job, times or snapshot); the message names the JSON path and the rule."""
+
+class VerifyError(ValueError):
+    """A solution that does not check out against its instance."""
+
+class SolveError(RuntimeError):
+    """The solver could not answer (e.g. the DP's state space is past its limit)."""
+
+class SchedulerError(ValueError):
+    """A RoundScheduler call the scheduler refuses (unknown or duplicate job, no plan to report, ...)."""
+
+def solve(instance: Document, solver: str = "dp") -> Dict[str, Any]:
+    """Solves one round; returns the stsfair-solution/1 document (as `stsfair solve --json`). Releases the GIL."""
+
+def verify(instance: Document, solution: Document) -> None:
+    """Recomputes `solution` from `instance`; raises VerifyError naming what is wrong."""
+
+def solvers() -> List[str]:
+    """The solver names of this build: dp, dp-dense, brute (and ilp, dp+ilp with HiGHS)."""
+
+class RoundScheduler:
+    """The round-based fair scheduler: deficits across rounds, relaxation, placement."""
+
+    def __init__(self, cluster: Document, solver: str = "dp") -> None: ...
+    def add_job(self, job: Mapping[str, Any]) -> None:
+        """Adds a job object of the format (id, times, optional weight, workers, deficit)."""
+    def remove_job(self, id: str) -> float:
+        """Removes an active job; returns its deficit."""
+    def update_times(self, id: str, times: Sequence[Mapping[str, Any]]) -> None:
+        """Replaces a job's times ({"gpu", "slot", "sec_per_iter"} dicts); weight, workers, deficit kept."""
+    def plan(self) -> Dict[str, Any]:
+        """Plans the next round (releases the GIL): objective, relaxed, solves, round, jobs, placement."""
+    def report(self, realized: Mapping[str, float]) -> List[Dict[str, Any]]:
+        """Reports realized throughputs (it/s) of the jobs that ran; returns each job's {job, sigma, deficit}."""
+    def report_planned(self, plan: Mapping[str, Any]) -> List[Dict[str, Any]]:
+        """Reports that every job of `plan` realized its planned throughput."""
+    def snapshot(self) -> str:
+        """The scheduler's whole state as a stsfair-scheduler/1 JSON document."""
+    @staticmethod
+    def restore(snapshot: str, solver: str = "dp") -> "RoundScheduler":
+        """A scheduler from a snapshot; raises InstanceError naming the field of a bad one."""
+    def deficits(self) -> Dict[str, float]:
+        """D_j of every active job, in the order they were added."""
+    @property
+    def round(self) -> int:
+        """Rounds reported so far."""
+    @property
+    def solver(self) -> str:
+        """The solver's name."""
+
+class GavelThroughputs:
+    """Gavel's measured throughputs (vendored): worker types, job types, solo and pair throughputs."""
+
+    @property
+    def worker_types(self) -> List[str]: ...
+    @property
+    def job_types(self) -> List[str]:
+        """Job types by slug (`resnet-18-bs16`, `a3c-sf4`)."""
+    def job_type(self, job: str) -> Dict[str, Any]:
+        """slug, key, model, family, batch_size (or None), scale_factor (workers)."""
+    def solo(self, worker: str, job: str) -> Optional[float]:
+        """Measured solo throughput (it/s), None where the job type cannot run."""
+    def pair(self, worker: str, job: str, other: str) -> Optional[Tuple[float, float]]:
+        """Measured (job, other) throughputs sharing one GPU; None if they cannot share or were not measured."""
+    def job_times(self, job: str, gpu_types: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+        """A job's `times` on these GPU types (dicts with name, units, slot_sizes), as `stsfair gen --gavel` writes them."""
+
+def gavel_throughputs(seed: int = 0) -> GavelThroughputs:
+    """The bundled Gavel table; `seed` seeds the predictor of unmeasured pairs (as `gen --gavel --seed`)."""

@@ -1,0 +1,244 @@
+"""`stsfair.RoundScheduler`: the loop, its errors, and snapshot/restore."""
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+import stsfair
+from conftest import REPO
+
+CLUSTER = {
+    "format": "stsfair/1",
+    "fairness": {"lambda": 1.0, "max_debt": 1.0, "credit": 1.0},
+    "gpu_types": [
+        {"name": "v100", "count": 2, "units": 4, "slot_sizes": [1, 2, 4]},
+        {"name": "k80", "count": 1, "units": 4, "slot_sizes": [1, 2, 4]},
+    ],
+    "jobs": [
+        {"id": "seed", "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": 0.3}]},
+    ],
+}
+
+
+def job(i, rng):
+    times = [{"gpu": "v100", "slot": 4, "sec_per_iter": round(rng.uniform(0.1, 0.5), 4)}]
+    if rng.random() < 0.8:
+        times.append({"gpu": "v100", "slot": 2, "sec_per_iter": round(rng.uniform(0.5, 0.9), 4)})
+    if rng.random() < 0.7:
+        times.append({"gpu": "k80", "slot": 4, "sec_per_iter": round(rng.uniform(0.6, 1.5), 4)})
+    if rng.random() < 0.5:
+        times.append({"gpu": "k80", "slot": 1, "sec_per_iter": round(rng.uniform(2.0, 4.0), 4)})
+    out = {"id": f"j{i}", "times": times, "weight": rng.choice([1.0, 2.0])}
+    if rng.random() < 0.2:
+        out["workers"] = 2
+    return out
+
+
+def events(seed=7):
+    """Arrivals, departures and realized-throughput noise of 20 rounds, fixed in advance so that
+    two schedulers can be fed the same ones."""
+    rng = random.Random(seed)
+    rounds, n = [], 0
+    for r in range(20):
+        arrive = []
+        for _ in range(rng.choice([0, 1, 2, 3]) if r else 6):
+            n += 1
+            arrive.append(job(n, rng))
+        rounds.append({"arrive": arrive, "leave_p": rng.random(), "noise": rng.random()})
+    return rounds
+
+
+def step(s, ev, rng):
+    """One round: arrivals, plan, report realized throughputs, departures. Returns the plan."""
+    for j in ev["arrive"]:
+        s.add_job(j)
+    plan = s.plan()
+    realized = {
+        j["id"]: j["throughput"] * rng.uniform(0.5, 1.2)
+        for j in plan["jobs"] if j["gpu"] is not None
+    }
+    services = s.report(realized)
+    assert {x["job"] for x in services} == {j["id"] for j in plan["jobs"]}
+    ids = [j["id"] for j in plan["jobs"] if j["id"] != "seed"]
+    if ids and ev["leave_p"] < 0.5:
+        deficit = s.remove_job(ids[int(ev["noise"] * len(ids))])
+        assert isinstance(deficit, float)
+    return plan
+
+
+def test_plan_has_the_documented_fields():
+    s = stsfair.RoundScheduler(CLUSTER)
+    assert s.solver == "dp" and s.round == 0
+    s.add_job({"id": "x", "workers": 2, "times": [{"gpu": "v100", "slot": 2, "sec_per_iter": 0.5}]})
+    plan = s.plan()
+    assert isinstance(plan["objective"], float)
+    assert plan["relaxed"] == [] and plan["round"] == 0 and plan["solves"] == 1
+    assert [j["id"] for j in plan["jobs"]] == ["seed", "x"]
+    for j in plan["jobs"]:
+        assert set(j) >= {"id", "gpu", "slot", "sigma", "throughput", "forced", "relaxed",
+                          "fair_rate", "deficit", "minimum"}
+        assert (j["gpu"] is None) == (j["slot"] is None)
+    x = plan["jobs"][1]
+    assert (x["gpu"], x["slot"]) == ("v100", 2) and x["throughput"] == 2.0
+    placed = [(g["gpu"], slot["job"], slot["worker"]) for g in plan["placement"]["gpus"] for slot in g["slots"]]
+    assert sorted(placed) == [("v100", "seed", 0), ("v100", "x", 0), ("v100", "x", 1)]
+    services = s.report_planned(plan)
+    assert s.round == 1
+    assert [x["job"] for x in services] == ["seed", "x"]
+    assert s.deficits() == {x["job"]: x["deficit"] for x in services}
+
+
+def test_scheduler_loop_moves_deficits_by_the_rule():
+    # 20 rounds of the loop (more jobs arrive than fit: some are relaxed); after each report,
+    # D_j <- max(-B, D_j + lambda - sigma) with the plan's sigma (0 when idle), and a job that
+    # is neither relaxed nor behind stays within D_j <= Delta.
+    s = stsfair.RoundScheduler(CLUSTER)
+    relaxed_seen = 0
+    for ev in events():
+        for j in ev["arrive"]:
+            s.add_job(j)
+        plan = s.plan()
+        services = {x["job"]: x for x in s.report_planned(plan)}
+        relaxed_seen += len(plan["relaxed"])
+        for j in plan["jobs"]:
+            got = services[j["id"]]
+            if j["fair_rate"] == 0:
+                assert got["sigma"] is None and got["deficit"] == j["deficit"]
+                continue
+            sigma = j["sigma"] if j["gpu"] is not None else 0.0
+            assert got["sigma"] == sigma
+            assert abs(got["deficit"] - max(-1.0, j["deficit"] + 1.0 - sigma)) <= 1e-12
+            if not j["relaxed"] and j["deficit"] <= 1.0:
+                assert got["deficit"] <= 1.0 + 1e-9, j
+    assert s.round == 20
+    assert relaxed_seen > 0  # the loop did exercise relaxation
+
+
+def test_snapshot_and_restore_give_the_same_plans():
+    # One scheduler runs 20 rounds straight; another is snapshotted after round 10 (once between
+    # plan and report, once after report), thrown away and restored from the JSON text.
+    evs = events()
+    straight = stsfair.RoundScheduler(CLUSTER)
+    rng_a = random.Random(3)
+    plans_a = [step(straight, ev, rng_a) for ev in evs]
+
+    s = stsfair.RoundScheduler(CLUSTER)
+    rng_b = random.Random(3)
+    plans_b = []
+    for r, ev in enumerate(evs):
+        if r == 10:
+            text = s.snapshot()
+            doc = json.loads(text)
+            assert doc["format"] == "stsfair-scheduler/1"
+            s = stsfair.RoundScheduler.restore(text)
+        if r == 14:
+            # Snapshot with a plan pending: the restored scheduler accepts its report.
+            for j in ev["arrive"]:
+                s.add_job(j)
+            plan = s.plan()
+            s = stsfair.RoundScheduler.restore(s.snapshot(), solver="dp")
+            realized = {
+                j["id"]: j["throughput"] * rng_b.uniform(0.5, 1.2)
+                for j in plan["jobs"] if j["gpu"] is not None
+            }
+            s.report(realized)
+            ids = [j["id"] for j in plan["jobs"] if j["id"] != "seed"]
+            if ids and ev["leave_p"] < 0.5:
+                s.remove_job(ids[int(ev["noise"] * len(ids))])
+            plans_b.append(plan)
+            continue
+        plans_b.append(step(s, ev, rng_b))
+    assert len(plans_a) == len(plans_b) == 20
+    for r, (a, b) in enumerate(zip(plans_a, plans_b)):
+        assert a == b, f"round {r}"
+    assert straight.deficits() == s.deficits()
+    assert straight.snapshot() == s.snapshot()
+    assert straight.round == s.round == 20
+
+
+def test_bad_snapshots_are_refused_by_field():
+    s = stsfair.RoundScheduler(CLUSTER)
+    doc = json.loads(s.snapshot())
+    with pytest.raises(stsfair.InstanceError):
+        stsfair.RoundScheduler.restore("{")
+    bad = dict(doc, format="stsfair-scheduler/9")
+    with pytest.raises(stsfair.InstanceError, match="format"):
+        stsfair.RoundScheduler.restore(json.dumps(bad))
+    bad = json.loads(json.dumps(doc))
+    bad["jobs"][0]["deficit"] = "x"
+    with pytest.raises(stsfair.InstanceError, match="jobs"):
+        stsfair.RoundScheduler.restore(json.dumps(bad))
+    with pytest.raises(ValueError, match="solver"):
+        stsfair.RoundScheduler.restore(s.snapshot(), solver="nope")
+
+
+def test_errors_are_exceptions_and_change_nothing():
+    s = stsfair.RoundScheduler(CLUSTER)
+    with pytest.raises(stsfair.SchedulerError, match="plan"):
+        s.report({})
+    with pytest.raises(stsfair.SchedulerError, match="already active"):
+        s.add_job({"id": "seed", "times": []})
+    with pytest.raises(stsfair.SchedulerError, match="not an active job"):
+        s.remove_job("ghost")
+    with pytest.raises(stsfair.InstanceError) as e:
+        s.add_job({"id": "y", "times": [{"gpu": "v100", "slot": 3, "sec_per_iter": 1.0}]})
+    assert str(e.value).startswith("new job: jobs[0].times[0].slot")
+    with pytest.raises(stsfair.InstanceError, match=r"jobs\[0\].times\[0\].sec_per_iter"):
+        s.add_job({"id": "y", "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": -1}]})
+    with pytest.raises(stsfair.InstanceError) as e:
+        s.add_job({"id": "y", "times": [], "weight": float("nan")})
+    assert str(e.value).startswith("new job: jobs[0].weight")
+    with pytest.raises(stsfair.InstanceError, match="unknown field"):
+        s.add_job({"id": "y", "times": [], "colour": "red"})
+    with pytest.raises(stsfair.InstanceError):
+        s.add_job({"id": "y", "times": [{"gpu": "a100", "slot": 4, "sec_per_iter": 1.0}]})
+    with pytest.raises(stsfair.InstanceError):
+        s.add_job(["not", "a", "job"])
+    with pytest.raises(stsfair.InstanceError, match='job "seed"'):
+        s.update_times("seed", [{"gpu": "v100", "slot": 4, "sec_per_iter": 0}])
+    with pytest.raises(stsfair.SchedulerError):
+        s.update_times("ghost", [{"gpu": "v100", "slot": 4, "sec_per_iter": 1.0}])
+    s.update_times("seed", [{"gpu": "k80", "slot": 4, "sec_per_iter": 0.5}])
+    plan = s.plan()
+    assert plan["jobs"][0]["gpu"] == "k80"
+    with pytest.raises(stsfair.SchedulerError, match="finite"):
+        s.report({"seed": -1.0})
+    with pytest.raises(stsfair.SchedulerError, match="finite"):
+        s.report({"seed": float("nan")})
+    with pytest.raises(stsfair.SchedulerError, match="not an active job"):
+        s.report({"ghost": 1.0})
+    with pytest.raises(TypeError):
+        s.report({"seed": "fast"})
+    with pytest.raises(TypeError):
+        s.report({1: 2.0})
+    s.add_job({"id": "late", "times": []})
+    with pytest.raises(stsfair.SchedulerError, match="not part of the planned round"):
+        s.report({"late": 1.0})
+    assert s.round == 0
+    s.report({"seed": 2.0})
+    assert s.round == 1
+    with pytest.raises(ValueError, match="dp, dp-dense, brute"):
+        stsfair.RoundScheduler(CLUSTER, solver="greedy")
+
+
+def test_empty_cluster_and_solver_choice():
+    empty = dict(CLUSTER, jobs=[])
+    s = stsfair.RoundScheduler(empty, solver="dp-dense")
+    assert s.solver == "dp-dense"
+    plan = s.plan()
+    assert plan["jobs"] == [] and plan["objective"] == 0.0
+    s.report_planned(plan)
+    assert "RoundScheduler" in repr(s)
+
+
+def test_the_python_example_runs():
+    r = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "python" / "scheduler_loop.py"), "--rounds", "12"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "mean sigma / lambda" in r.stdout
+    assert len([line for line in r.stdout.splitlines() if line.startswith("round ")]) == 12
