@@ -1,5 +1,5 @@
 //! The hand-written interior-point method for the max-min LP of Gavel's policies
-//! ([`MaxMin`](super::lp::MaxMin), the one LP type every method of [`lp`](super::lp) reads):
+//! (`MaxMin`, the one LP type every method of [`lp`](super::lp) reads):
 //! a structure-exploiting form when every entry is one job (`gavel-mmf`, and each step of `ftf`),
 //! a dense one when entries may be pairs of jobs (`gavel-mmf-ss`).
 //!
