@@ -102,7 +102,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let summary = tally.summary(&scheduler);
     if args.json {
-        println!("{}", to_json(&summary));
+        println!("{}", to_json(&summary, lp_bound(&instance)?));
     } else {
         print_summary(
             &summary,
@@ -112,6 +112,18 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         );
     }
     Ok(0)
+}
+
+/// The long-run LP bound of `instance` at 0.95 lambda, when the binary has HiGHS.
+#[cfg(feature = "highs")]
+fn lp_bound(instance: &Instance) -> Result<Option<f64>, Failure> {
+    let found = stsfair::bound::long_run_bound(instance, 0.95).map_err(Failure::other)?;
+    Ok(found.map(|b| b.objective))
+}
+
+#[cfg(not(feature = "highs"))]
+fn lp_bound(_instance: &Instance) -> Result<Option<f64>, Failure> {
+    Ok(None)
 }
 
 /// The format tag of `--state` files.
@@ -335,7 +347,10 @@ fn colocation(
     Ok(model)
 }
 
-fn to_json(s: &RunSummary) -> Value {
+/// The `--json` document. `bound`: the long-run LP bound at 0.95 lambda (`stsfair bound`), of
+/// which `efficiency` is the share the mechanism's mean objective reached; both null without
+/// HiGHS or when no fractional schedule meets the shares.
+fn to_json(s: &RunSummary, bound: Option<f64>) -> Value {
     let jobs: Vec<Value> = s
         .jobs
         .iter()
@@ -356,6 +371,8 @@ fn to_json(s: &RunSummary) -> Value {
         "migrations": s.migrations,
         "solves": s.solves,
         "fallback_rounds": s.fallback_rounds,
+        "lp_bound": bound,
+        "efficiency": bound.map(|b| s.mean_objective / b),
         "jobs": jobs,
     })
 }

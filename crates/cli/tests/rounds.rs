@@ -65,9 +65,18 @@ fn cli_rounds_json() {
             "migrations",
             "solves",
             "fallback_rounds",
+            "lp_bound",
+            "efficiency",
             "jobs"
         ]
     );
+    // Two identical jobs on one whole GPU: one runs every round, the bound is 1 (src/bound.rs).
+    if cfg!(feature = "highs") {
+        let near = |v: &Value| (v.as_f64().unwrap() - 1.0).abs() < 1e-9;
+        assert!(near(&doc["lp_bound"]) && near(&doc["efficiency"]), "{doc}");
+    } else {
+        assert!(doc["lp_bound"].is_null() && doc["efficiency"].is_null());
+    }
     assert_eq!(doc["rounds"], 10);
     assert_eq!(doc["relaxed_rounds"], 0);
     assert_eq!(doc["mean_objective"], 1.0);
