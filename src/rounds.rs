@@ -7,16 +7,19 @@
 //! round the caller asks for a [`RoundPlan`] ([`RoundScheduler::plan`]), runs it, and reports the
 //! throughput each job really got ([`RoundScheduler::report`]); the report moves the deficits:
 //!
-//! D_j <- max(-B, D_j + lambda - sigma_realized),  sigma_realized = realized throughput / F_j,
+//! D_j <- max(-B_j, D_j + lambda - sigma_realized),  sigma_realized = realized throughput / F_j,
 //!
 //! where F_j is the job's equal-share throughput of the planned round and an idle job has
 //! sigma_realized = 0. A job with F_j = 0 has no fairness bound and keeps its deficit.
 //!
 //! Rounds never fail for lack of room: when the solver finds that the forced jobs cannot all be
-//! placed, [`RoundScheduler::plan`] keeps forcing the longest prefix of the forced jobs sorted by
-//! m_j (largest first, ties in job order) that still has a solution, found by binary search, and
-//! drops the forcing of the others for this round only (see `docs/rounds.md` for why the search
-//! is well defined and ends).
+//! placed, [`RoundScheduler::plan`] keeps as many of them forced as fit (the most efficient
+//! round among the sets of that size) and drops the forcing of the others for this round only;
+//! see `docs/rounds.md` for the rule, why it is exact and what it costs.
+//!
+//! The credit bound B_j = max(B, sigma_hat_j - lambda) of each job (sigma_hat_j: its largest
+//! sigma in the planned round) lets a job whose smallest useful run gives many rounds' worth of
+//! service keep that service as credit (MODEL.md section 3).
 
 use std::collections::{HashMap, HashSet};
 
@@ -26,6 +29,7 @@ use crate::placement::{CoLocation, NoInterference, Placement, PlacementError, Sl
 use crate::solution::{Solution, Status};
 use crate::solvers::{SolveError, Solver};
 
+mod relax;
 mod snapshot;
 pub use snapshot::{SNAPSHOT_FORMAT, SchedulerSnapshot};
 
@@ -140,6 +144,10 @@ pub struct PlannedJob {
     pub forced: bool,
     /// Whether the job's forcing was dropped for this round.
     pub relaxed: bool,
+    /// The job's credit bound this round, B_j = max(B, sigma_hat_j - lambda) with sigma_hat_j
+    /// its largest sigma over all its options (B for a job with no option or F_j = 0): the
+    /// deficit after the report is at least -B_j.
+    pub credit: f64,
 }
 
 /// The plan of one round.
@@ -207,10 +215,19 @@ pub struct Service {
     pub deficit: f64,
 }
 
+/// What [`RoundScheduler::report`] needs of a job of the last plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RoundBound {
+    /// F_j of the planned round.
+    fair_rate: f64,
+    /// B_j of the planned round.
+    credit: f64,
+}
+
 /// What [`RoundScheduler::report`] needs from the last plan.
 #[derive(Debug, Clone)]
 struct Pending {
-    fair_rate: HashMap<String, f64>,
+    bounds: HashMap<String, RoundBound>,
     runs: HashMap<String, (usize, u32)>,
     placement: Placement,
 }
@@ -456,12 +473,14 @@ impl RoundScheduler {
     /// slots, keeping jobs on the GPUs they ran on in the last reported round when that costs
     /// no predicted slowdown.
     ///
-    /// Relaxation: with the forced jobs sorted by m_j, largest first, ties in job order, the
-    /// prefix of length p is kept forced and the rest made optional (their deficit in this
-    /// round's problem only is lowered to -(lambda + Delta + 1), so m_j < 0). Feasibility only
-    /// shrinks as p grows and p = 0 is always feasible (every job may idle), so the largest
-    /// feasible p is found by binary search with O(log F) solves for F forced jobs, and the
-    /// objective is the optimum of the problem with that prefix forced.
+    /// Relaxation: when the solver finds the forced jobs cannot all fit, the plan keeps the
+    /// largest number of them forced that fits and, among the sets of that size, solves the most
+    /// efficient round; the others are made optional for this round only (their deficit in this
+    /// round's problem is lowered to -(lambda + Delta + 1), so m_j < 0; the true deficit is
+    /// untouched). Both are found with one solve of a problem in which every job may idle and
+    /// keeping a forced job is worth a bonus larger than any objective difference, and one more
+    /// solve of the relaxed round: three solver calls in a relaxed round, one otherwise
+    /// (docs/rounds.md).
     ///
     /// Among identical jobs (same weight, workers and times), which one gets which chosen option
     /// does not change the objective; the plan hands options back to the jobs that ran them in
@@ -476,53 +495,11 @@ impl RoundScheduler {
         let mut solved = instance;
         let mut relaxed: Vec<usize> = Vec::new();
         if matches!(solution.status, Status::Infeasible { .. }) {
-            let mut forced: Vec<usize> = problem.forced().collect();
-            // Largest m_j first; equal m_j keep job order (the sort is stable).
-            forced.sort_by(|&a, &b| problem.jobs[b].minimum.total_cmp(&problem.jobs[a].minimum));
-            let f = self.fairness;
-            let low = -(f.lambda + f.max_debt + 1.0);
-            let relax = |p: usize| -> Vec<f64> {
-                let mut d = self.deficits.clone();
-                for &j in &forced[p..] {
-                    d[j] = low;
-                }
-                d
-            };
-            // Invariant: prefix hi is infeasible; prefix lo is feasible or lo = 0 (feasible by
-            // the argument above, checked below).
-            let (mut lo, mut hi) = (0usize, forced.len());
-            let mut best: Option<(Instance, Solution)> = None;
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                let inst = self.instance(&relax(mid))?;
-                let s = self.solver.solve(&inst)?;
-                solves += 1;
-                if matches!(s.status, Status::Infeasible { .. }) {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                    best = Some((inst, s));
-                }
-            }
-            let (inst, s) = match best {
-                Some(found) => found,
-                None => {
-                    // Only prefix 0 is left: no job forced.
-                    let inst = self.instance(&relax(0))?;
-                    let s = self.solver.solve(&inst)?;
-                    solves += 1;
-                    (inst, s)
-                }
-            };
-            if let Status::Infeasible { reason } = &s.status {
-                return Err(RoundError::SolverDefect {
-                    solver: s.solver.clone(),
-                    reason: reason.to_string(),
-                });
-            }
-            relaxed = forced[lo..].to_vec();
-            solved = inst;
-            solution = s;
+            let r = self.relax(&problem)?;
+            solves += r.solves;
+            relaxed = r.relaxed;
+            solved = r.instance;
+            solution = r.solution;
         }
 
         let solved_problem = RoundProblem::new(&solved);
@@ -549,6 +526,7 @@ impl RoundScheduler {
                 minimum: round_job.minimum,
                 forced: matches!(solved_problem.jobs[j].class, JobClass::Forced { .. }),
                 relaxed: relaxed_set.contains(&j),
+                credit: job_credit(self.fairness, round_job),
             });
         }
         let placement = place(
@@ -558,7 +536,16 @@ impl RoundScheduler {
             self.colocation.as_ref(),
         )?;
         self.pending = Some(Pending {
-            fair_rate: jobs.iter().map(|j| (j.id.clone(), j.fair_rate)).collect(),
+            bounds: jobs
+                .iter()
+                .map(|j| {
+                    let b = RoundBound {
+                        fair_rate: j.fair_rate,
+                        credit: j.credit,
+                    };
+                    (j.id.clone(), b)
+                })
+                .collect(),
             runs: jobs
                 .iter()
                 .filter_map(|j| j.run.map(|r| (j.id.clone(), r)))
@@ -592,7 +579,7 @@ impl RoundScheduler {
         let pending = self.pending.as_ref().ok_or(RoundError::NoPlan)?;
         let mut got: HashMap<&str, f64> = HashMap::with_capacity(realized.len());
         for &(id, thr) in realized {
-            if !pending.fair_rate.contains_key(id) {
+            if !pending.bounds.contains_key(id) {
                 return Err(if self.position(id).is_some() {
                     RoundError::NotInRound {
                         job: id.to_string(),
@@ -615,14 +602,14 @@ impl RoundScheduler {
                 });
             }
         }
-        let Fairness { lambda, credit, .. } = self.fairness;
+        let lambda = self.fairness.lambda;
         let mut out = Vec::new();
         for (job, d) in self.jobs.iter().zip(self.deficits.iter_mut()) {
-            let Some(&fair) = pending.fair_rate.get(job.id()) else {
+            let Some(&RoundBound { fair_rate, credit }) = pending.bounds.get(job.id()) else {
                 continue;
             };
-            let sigma = if fair > 0.0 {
-                let s = got.get(job.id()).copied().unwrap_or(0.0) / fair;
+            let sigma = if fair_rate > 0.0 {
+                let s = got.get(job.id()).copied().unwrap_or(0.0) / fair_rate;
                 *d = update_deficit(*d, lambda, credit, s);
                 Some(s)
             } else {
@@ -917,9 +904,33 @@ pub fn run_rounds(
     Ok(tally.summary(scheduler))
 }
 
-/// The deficit update of MODEL.md section 3: max(-B, D + lambda - sigma), evaluated left to right.
+/// The deficit update of MODEL.md section 3: max(-B_j, D + lambda - sigma), evaluated left to
+/// right; `credit` is the job's credit bound B_j ([`credit_bound`]).
 pub fn update_deficit(deficit: f64, lambda: f64, credit: f64, sigma: f64) -> f64 {
     (deficit + lambda - sigma).max(-credit)
+}
+
+/// A job's credit bound of MODEL.md section 3: B_j = max(B, sigma_hat - lambda), where
+/// `best_sigma` (sigma_hat_j) is the largest sigma among the job's options in the planned round.
+/// A job whose smallest useful run gives many rounds' worth of its equal share (a distributed
+/// job on whole GPUs in a crowded cluster) keeps that run's over-service as credit, so it is not
+/// forced again before its share says; docs/rounds.md gives the guarantee that remains.
+pub fn credit_bound(credit: f64, lambda: f64, best_sigma: f64) -> f64 {
+    credit.max(best_sigma - lambda)
+}
+
+/// B_j of a job of the round problem: B for a job with no option or with F_j = 0.
+fn job_credit(fairness: Fairness, job: &crate::formulation::RoundJob) -> f64 {
+    if job.fair_rate > 0.0 && job.max_throughput > 0.0 {
+        // sigma is theta / F_j for every option, so the largest sigma is theta_max / F_j.
+        credit_bound(
+            fairness.credit,
+            fairness.lambda,
+            job.max_throughput / job.fair_rate,
+        )
+    } else {
+        fairness.credit
+    }
 }
 
 #[cfg(test)]
@@ -933,6 +944,13 @@ mod tests {
         assert_eq!(update_deficit(0.5, 1.0, 1.0, 0.25), 1.25);
         assert_eq!(update_deficit(0.0, 1.0, 1.0, 3.0), -1.0);
         assert_eq!(update_deficit(0.0, 0.5, 0.0, 0.75), 0.0);
+        // B_j: a run worth sigma 40 keeps 39 rounds of credit; a small one keeps B.
+        assert_eq!(credit_bound(1.0, 1.0, 40.0), 39.0);
+        assert_eq!(credit_bound(1.0, 1.0, 1.5), 1.0);
+        assert_eq!(
+            update_deficit(0.0, 1.0, credit_bound(1.0, 1.0, 40.0), 40.0),
+            -39.0
+        );
     }
 
     /// One GPU of 4 units, three jobs that each want it whole; Delta = 0 forces every job with a
@@ -953,24 +971,50 @@ mod tests {
     }
 
     #[test]
-    fn relaxation_keeps_the_largest_minimum_first_in_job_order() {
+    fn relaxation_keeps_the_most_behind_among_equals() {
         let mut s = RoundScheduler::new(&crowded(), Box::new(DenseDp::default()));
         let plan = s.plan().unwrap();
-        // m = 1, 3, 3: order b, c, a. Only one fits: b (first of the tie) stays forced.
+        // m = 1, 3, 3 and only one job fits: one kept, three solves (infeasible, count, final).
+        // The three have the same options, so the place goes to the most behind, b (m = 3,
+        // first in job order); c (m = 3) and a (m = 1) are relaxed, in that order.
         assert_eq!(plan.relaxed, vec!["c".to_string(), "a".to_string()]);
-        assert_eq!(plan.jobs[1].run, Some((0, 4)));
+        assert_eq!(plan.solves, 3);
         assert!(plan.jobs[1].forced && !plan.jobs[1].relaxed);
-        assert!(plan.jobs[0].relaxed && plan.jobs[2].relaxed);
+        assert_eq!(plan.jobs[1].run, Some((0, 4)));
         crate::verify(&plan.instance, &plan.solution).unwrap();
-        // F = 1/3 it/s for each (a third of the GPU); b runs at 1 it/s: sigma 3, D_b = 2 + 1 - 3.
-        let service = s.report_planned(&plan).unwrap();
-        assert_eq!(service[1].deficit, 0.0);
-        assert_eq!(service[0].deficit, 1.0);
-        assert_eq!(service[2].deficit, 3.0);
-        // Next round c (m = 4) leads, then a (m = 2), then b (m = 1).
+    }
+
+    /// One GPU of 4 units with slots 2 and 4. a is far behind (m_a = 4) and only a whole GPU
+    /// gives it sigma >= 4; b and c (m = 1) are served by a half. The longest feasible prefix by
+    /// m would keep a alone; the rule keeps b and c, the most forced jobs that fit.
+    #[test]
+    fn relaxation_keeps_the_most_forced_jobs() {
+        let inst = Instance::builder()
+            .fairness(Fairness {
+                lambda: 1.0,
+                max_debt: 0.0,
+                credit: 1.0,
+            })
+            .gpu_type("g", 1, 4, &[2, 4])
+            .job(
+                JobSpec::new("a")
+                    .time("g", 4, 1.0)
+                    .time("g", 2, 2.0)
+                    .deficit(3.0),
+            )
+            .job(JobSpec::new("b").time("g", 4, 1.0).time("g", 2, 1.0))
+            .job(JobSpec::new("c").time("g", 4, 1.0).time("g", 2, 1.0))
+            .build()
+            .unwrap();
+        // F = 1/3 it/s each. a: whole GPU sigma 3 < m_a = 4: it cannot catch up, its admissible
+        // option is the whole GPU (largest sigma). b, c: half GPU sigma 3 >= m = 1.
+        let mut s = RoundScheduler::new(&inst, Box::new(BruteForce::default()));
         let plan = s.plan().unwrap();
-        assert_eq!(plan.relaxed, vec!["a".to_string(), "b".to_string()]);
-        assert_eq!(plan.jobs[2].run, Some((0, 4)));
+        assert_eq!(plan.relaxed, vec!["a".to_string()]);
+        assert_eq!(plan.jobs[1].run, Some((0, 2)));
+        assert_eq!(plan.jobs[2].run, Some((0, 2)));
+        assert_eq!(plan.jobs[0].run, None);
+        crate::verify(&plan.instance, &plan.solution).unwrap();
     }
 
     /// Refuses every problem as too large, as the DP does past its state limits.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{Pending, RoundError, RoundScheduler};
+use super::{Pending, RoundBound, RoundError, RoundScheduler};
 use crate::instance::{Fairness, GpuType, Instance, InstanceError, JobSpec, num};
 use crate::placement::{PlacedGpu, PlacedSlot, Placement};
 use crate::solvers::Solver;
@@ -127,6 +127,10 @@ struct SnapPending {
 struct SnapFairRate {
     job: String,
     fair_rate: f64,
+    /// B_j of the planned round. Snapshots written before the per-job credit bound have none:
+    /// the job then gets B, as the scheduler that wrote them would have given it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    credit: Option<f64>,
 }
 
 /// A [`Placement`] with its idle GPUs left out (they follow from the cluster).
@@ -481,8 +485,8 @@ impl RoundScheduler {
             running: self.running.as_ref().map(placement_doc),
             pending: self.pending.as_ref().map(|p| {
                 let active: HashSet<&str> = self.jobs.iter().map(|j| j.id()).collect();
-                let removed: BTreeMap<&String, &f64> = p
-                    .fair_rate
+                let removed: BTreeMap<&String, &RoundBound> = p
+                    .bounds
                     .iter()
                     .filter(|(id, _)| !active.contains(id.as_str()))
                     .collect();
@@ -492,17 +496,19 @@ impl RoundScheduler {
                         .jobs
                         .iter()
                         .filter_map(|j| {
-                            p.fair_rate.get(j.id()).map(|&fair_rate| SnapFairRate {
+                            p.bounds.get(j.id()).map(|b| SnapFairRate {
                                 job: j.id().to_string(),
-                                fair_rate,
+                                fair_rate: b.fair_rate,
+                                credit: Some(b.credit),
                             })
                         })
                         .collect(),
                     removed: removed
                         .into_iter()
-                        .map(|(job, &fair_rate)| SnapFairRate {
+                        .map(|(job, b)| SnapFairRate {
                             job: job.clone(),
-                            fair_rate,
+                            fair_rate: b.fair_rate,
+                            credit: Some(b.credit),
                         })
                         .collect(),
                     runs: runs_doc(types, &p.runs),
@@ -569,7 +575,8 @@ impl RoundScheduler {
             None => None,
             Some(p) => {
                 let active: HashSet<&str> = instance.jobs().iter().map(|j| j.id()).collect();
-                let mut fair_rate = HashMap::with_capacity(p.jobs.len() + p.removed.len());
+                let least_credit = instance.fairness().credit;
+                let mut bounds = HashMap::with_capacity(p.jobs.len() + p.removed.len());
                 let lists = [(&p.jobs, "jobs", true), (&p.removed, "removed", false)];
                 for (list, name, must_be_active) in lists {
                     for (i, f) in list.iter().enumerate() {
@@ -593,7 +600,20 @@ impl RoundScheduler {
                                 num(f.fair_rate),
                             ));
                         }
-                        if fair_rate.insert(f.job.clone(), f.fair_rate).is_some() {
+                        let credit = f.credit.unwrap_or(least_credit);
+                        // B_j = max(B, ...) is never below B.
+                        if !(credit >= least_credit && credit.is_finite()) {
+                            return Err(rule(
+                                format!("{fp}.credit"),
+                                "must be finite and >= fairness.credit",
+                                num(credit),
+                            ));
+                        }
+                        let bound = RoundBound {
+                            fair_rate: f.fair_rate,
+                            credit,
+                        };
+                        if bounds.insert(f.job.clone(), bound).is_some() {
                             return Err(rule(
                                 format!("{fp}.job"),
                                 "must be listed once in pending.jobs and pending.removed",
@@ -603,7 +623,7 @@ impl RoundScheduler {
                     }
                 }
                 Some(Pending {
-                    fair_rate,
+                    bounds,
                     runs: runs_from(types, &p.runs, "pending.runs")?,
                     placement: placement_from(types, &p.placement, "pending.placement")?,
                 })
