@@ -2,12 +2,27 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use stsfair::Fairness;
-use stsfair_costs::generate::{self, GenConfig, GpuSpec};
+use stsfair_costs::generate::{self, GenConfig, GpuSpec, MultiMix};
+use stsfair_costs::slots::SlotRule;
 use stsfair_costs::{PredictorConfig, predictor};
 
 use crate::Failure;
+
+/// `--multi-mix`.
+#[derive(Clone, Copy, ValueEnum)]
+enum MixArg {
+    Gavel,
+    Uniform,
+}
+
+/// `--slot-rule`.
+#[derive(Clone, Copy, ValueEnum)]
+enum RuleArg {
+    Composition,
+    PowerLaw,
+}
 
 #[derive(Args)]
 pub struct GenArgs {
@@ -44,9 +59,15 @@ pub struct GenArgs {
     /// Weights each job draws from uniformly, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     weights: Vec<f64>,
-    /// Multi-worker jobs (Gavel: distributed job types, workers = scale factor).
+    /// Multi-worker jobs (Gavel: distributed job types, workers = scale factor, drawn as --multi-mix says).
     #[arg(long)]
     multi: bool,
+    /// With --gavel --multi: `gavel` draws a scale factor 1/2/4/8 with probabilities 0.70/0.10/0.15/0.05 (Gavel's workload generator), then a job type of that scale factor; `uniform` draws uniformly over all job types (65% distributed; the draw of instances shipped before the Gavel mix).
+    #[arg(long, value_enum, default_value_t = MixArg::Gavel)]
+    multi_mix: MixArg,
+    /// With --gavel: times of slots smaller than half a GPU. `composition`: a slot of s of U units has U/s - 1 typical co-runners, each multiplying the throughput by the median pair ratio (the rule the simulation realizes); `power-law`: solo * (s/U)^a through the whole and half GPU (the earlier rule).
+    #[arg(long, value_enum, default_value_t = RuleArg::Composition)]
+    slot_rule: RuleArg,
     /// Synthetic only: probability that a job cannot run on a GPU type.
     #[arg(long, default_value_t = 0.1)]
     missing: f64,
@@ -126,6 +147,14 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
         weights: args.weights.clone(),
         multi: args.multi,
         missing: args.missing,
+        slot_rule: match args.slot_rule {
+            RuleArg::Composition => SlotRule::Composition,
+            RuleArg::PowerLaw => SlotRule::PowerLaw,
+        },
+        multi_mix: match args.multi_mix {
+            MixArg::Gavel => MultiMix::Gavel,
+            MixArg::Uniform => MultiMix::Uniform,
+        },
     };
     let instance = match &args.gavel {
         Some(path) => {

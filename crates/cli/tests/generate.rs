@@ -151,7 +151,7 @@ fn forced_jobs_are_the_requested_fraction() {
 }
 
 /// Slot times follow docs/costs.md: tau(U) = 1/solo, tau(U/2) = 1/median of the measured
-/// co-located throughputs, the power law in between, nothing where a job has no solo entry, only
+/// co-located throughputs, the composition rule below (three typical co-runners in a quarter), nothing where a job has no solo entry, only
 /// whole GPUs for distributed jobs; and the times fall as slots grow.
 #[test]
 fn gavel_slot_times_follow_the_documented_derivation() {
@@ -205,9 +205,10 @@ fn gavel_slot_times_follow_the_documented_derivation() {
             let half = times.iter().find(|t| t.0 == 2).unwrap().1;
             assert!(rel(half, 1.0 / typical) < 1e-5);
             let quarter = times.iter().find(|t| t.0 == 1).unwrap().1;
-            // Power law through both points: theta(1) = theta(2)^2 / theta(4).
+            // Composition: a quarter GPU has three typical co-runners, each costing
+            // r = theta(2) / theta(4): theta(1) = solo * r^3 = theta(2)^3 / theta(4)^2.
             let expected = if typical < solo {
-                solo / (typical * typical)
+                solo * solo / (typical * typical * typical)
             } else {
                 1.0 / solo
             };

@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::ThroughputModel;
-use crate::slots::slot_throughputs;
+use crate::slots::{SlotRule, slot_throughputs_by};
 use stsfair::instance::{Fairness, Instance, InstanceError, JobSpec, MAX_COUNT};
 
 /// Most jobs one generated instance may have.
@@ -58,12 +58,29 @@ pub struct GenConfig {
     pub deficit_max: f64,
     /// Weights, each job drawing one uniformly (`[1.0]`: all equal).
     pub weights: Vec<f64>,
-    /// Multi-worker jobs: Gavel's distributed job types (workers = scale factor); synthetic jobs
-    /// with 2 or 4 workers (20% and 10% of jobs).
+    /// Multi-worker jobs: Gavel's distributed job types (workers = scale factor, drawn with
+    /// Gavel's mix, [`gavel_scale_factor`]); synthetic jobs with 2 or 4 workers (20% and 10% of
+    /// jobs).
     pub multi: bool,
     /// Synthetic only: probability that a job has no entry on a GPU type (it does not fit there),
     /// in [0, 1); a job always keeps at least one type.
     pub missing: f64,
+    /// Gavel only: how slots smaller than half a GPU get their times.
+    pub slot_rule: SlotRule,
+    /// Gavel with `multi` only: how job types are drawn.
+    pub multi_mix: MultiMix,
+}
+
+/// How [`from_measurements`] draws job types when distributed ones are allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MultiMix {
+    /// Gavel's workload generator: a scale factor first ([`gavel_scale_factor`]: 1, 2, 4, 8 with
+    /// probabilities 0.70, 0.10, 0.15, 0.05), then a job type of that scale factor uniformly.
+    #[default]
+    Gavel,
+    /// Uniformly over every job type, distributed ones included (65% of the jobs distributed
+    /// with Gavel's 83 types); the draw of the instances shipped before the Gavel mix.
+    Uniform,
 }
 
 impl Default for GenConfig {
@@ -79,6 +96,8 @@ impl Default for GenConfig {
             weights: vec![1.0],
             multi: false,
             missing: 0.1,
+            slot_rule: SlotRule::default(),
+            multi_mix: MultiMix::default(),
         }
     }
 }
@@ -173,9 +192,27 @@ pub fn synthetic(config: &GenConfig) -> Result<Instance, GenError> {
     Ok(builder.build()?)
 }
 
-/// An instance whose jobs are drawn uniformly from the measured job types of `model` (single-GPU
-/// types; with `multi`, distributed ones too, with workers = scale factor), with slot times from
-/// [`slot_throughputs`] (the whole-GPU, half-GPU and power-law derivation of `docs/costs.md`).
+/// Draws a scale factor as Gavel's workload generator does (`generate_job` with multi-GPU jobs):
+/// 1, 2, 4 or 8 with probabilities 0.70, 0.10, 0.15, 0.05, from one uniform draw.
+pub fn gavel_scale_factor<R: Rng + ?Sized>(rng: &mut R) -> u32 {
+    let r: f64 = rng.random();
+    if r < 0.70 {
+        1
+    } else if r < 0.80 {
+        2
+    } else if r < 0.95 {
+        4
+    } else {
+        8
+    }
+}
+
+/// An instance whose jobs are drawn from the measured job types of `model`: single-GPU types
+/// uniformly; with `multi`, first a scale factor with Gavel's mix ([`gavel_scale_factor`]; a
+/// scale factor with no job type on the chosen GPU types is drawn again), then a job type of
+/// that scale factor uniformly, with workers = scale factor. Slot times come from
+/// [`slot_throughputs_by`] with `config.slot_rule` (the whole-GPU, half-GPU and co-runner
+/// composition derivation of `docs/costs.md`).
 /// Every GPU type of the config must be a GPU type of the model's inputs. O(T * J log J + n *
 /// sum_k |S_k|) for T types and J job types (the slot times of each job type are computed once).
 pub fn from_measurements(
@@ -190,19 +227,27 @@ pub fn from_measurements(
         .map(|j| {
             let mut times = Vec::new();
             for (gpu, &g) in config.gpus.iter().zip(&gpu_index) {
-                for (slot, theta) in slot_throughputs(model, g, j, gpu.units, &gpu.ladder) {
+                let rule = config.slot_rule;
+                for (slot, theta) in slot_throughputs_by(rule, model, g, j, gpu.units, &gpu.ladder)
+                {
                     times.push((slot, theta));
                 }
             }
             times
         })
         .collect();
-    let pool: Vec<usize> = (0..inputs.job_types().len())
-        .filter(|&j| {
-            (config.multi || inputs.job_types()[j].scale_factor == 1) && !table[j].is_empty()
+    // Job types per scale factor (1, 2, 4, 8) that can run somewhere in the cluster.
+    let pools: Vec<(u32, Vec<usize>)> = [1u32, 2, 4, 8]
+        .iter()
+        .filter(|&&sf| sf == 1 || config.multi)
+        .map(|&sf| {
+            let types = (0..inputs.job_types().len())
+                .filter(|&j| inputs.job_types()[j].scale_factor == sf && !table[j].is_empty())
+                .collect();
+            (sf, types)
         })
         .collect();
-    if pool.is_empty() {
+    if pools.iter().all(|(_, p)| p.is_empty()) {
         let gpus = config
             .gpus
             .iter()
@@ -215,7 +260,23 @@ pub fn from_measurements(
     let deficits = deficits(&mut rng, config);
     let width = digits(config.jobs);
     let mut builder = builder(config);
+    let mut every: Vec<usize> = pools.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    every.sort_unstable();
     for (i, &deficit) in deficits.iter().enumerate() {
+        let pool = if config.multi && config.multi_mix == MultiMix::Uniform {
+            &every
+        } else if config.multi {
+            // Terminates: some scale factor has job types, and each is drawn with probability
+            // >= 0.05.
+            loop {
+                let sf = gavel_scale_factor(&mut rng);
+                if let Some((_, p)) = pools.iter().find(|(s, p)| *s == sf && !p.is_empty()) {
+                    break p;
+                }
+            }
+        } else {
+            &pools[0].1
+        };
         let j = pool[rng.random_range(0..pool.len())];
         let jt = &inputs.job_types()[j];
         let weight = draw_weight(&mut rng, config);
@@ -223,7 +284,8 @@ pub fn from_measurements(
             .weight(weight)
             .workers(u64::from(jt.scale_factor))
             .deficit(deficit);
-        for (gpu, slot, sec_per_iter) in times_of(model, j, &config.gpus, &gpu_index) {
+        let times = times_of(config.slot_rule, model, j, &config.gpus, &gpu_index);
+        for (gpu, slot, sec_per_iter) in times {
             job = job.time(gpu, u64::from(slot), sec_per_iter);
         }
         builder = builder.job(job);
@@ -237,14 +299,14 @@ pub fn from_measurements(
 /// and ladder order, the seconds being 1 / throughput rounded to 6 significant digits. A job
 /// type with no such slot gets none. Error: a GPU type the model's inputs do not have. For
 /// callers that build jobs one at a time (the Python bindings' `job_times`), so that they get
-/// exactly the times of `stsfair gen --gavel`.
+/// exactly the times of `stsfair gen --gavel` (with the default [`SlotRule`]).
 pub fn job_times(
     model: &dyn ThroughputModel,
     job: usize,
     gpus: &[GpuSpec],
 ) -> Result<Vec<(String, u32, f64)>, GenError> {
     let gpu_index = gpu_indices(model, gpus)?;
-    Ok(times_of(model, job, gpus, &gpu_index))
+    Ok(times_of(SlotRule::default(), model, job, gpus, &gpu_index))
 }
 
 /// The index in the model's inputs of each GPU type of `gpus`.
@@ -264,6 +326,7 @@ fn gpu_indices(model: &dyn ThroughputModel, gpus: &[GpuSpec]) -> Result<Vec<usiz
 
 /// [`job_times`] with the GPU types already resolved (`gpu_index[i]` is the index of `gpus[i]`).
 fn times_of(
+    rule: SlotRule,
     model: &dyn ThroughputModel,
     job: usize,
     gpus: &[GpuSpec],
@@ -271,7 +334,7 @@ fn times_of(
 ) -> Vec<(String, u32, f64)> {
     let mut times = Vec::new();
     for (gpu, &g) in gpus.iter().zip(gpu_index) {
-        for (slot, theta) in slot_throughputs(model, g, job, gpu.units, &gpu.ladder) {
+        for (slot, theta) in slot_throughputs_by(rule, model, g, job, gpu.units, &gpu.ladder) {
             times.push((gpu.name.clone(), slot, round6(1.0 / theta)));
         }
     }

@@ -12,7 +12,7 @@
 //! [`predictor::LearnedPredictor`] (which fills pairs that were never measured) is another.
 //!
 //! - [`gavel`] reads the measured Gavel throughputs (vendored in `data/gavel/` and bundled in the crate).
-//! - [`slots`] turns a model into throughputs for slots of any size (the power-law extrapolation
+//! - [`slots`] turns a model into throughputs for slots of any size (the co-runner composition
 //!   documented in `docs/costs.md`).
 //! - [`predictor`] learns the unmeasured pairs and evaluates itself on held-out pairs.
 //! - [`slowdown`] hands any of these models to placement ([`JobSlowdowns`], a
