@@ -430,34 +430,24 @@ fn pmf_solve(a: &[f64], mask: &[bool], m: usize, n: usize, rng: &mut ChaCha8Rng)
 /// Solves L L^T y = b for a symmetric positive definite matrix (here V^T C V + mu I, mu > 0, so
 /// every pivot is at least mu).
 fn cholesky_solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> [f64; K] {
+    let dot = |x: &[f64], y: &[f64]| -> f64 { x.iter().zip(y).map(|(p, q)| p * q).sum() };
+    // A = L L^T, L stored in the lower triangle of `a`.
     for j in 0..K {
-        let mut d = a[j][j];
-        for p in 0..j {
-            d -= a[j][p] * a[j][p];
-        }
-        let d = d.max(f64::MIN_POSITIVE).sqrt();
+        let d = (a[j][j] - dot(&a[j][..j], &a[j][..j]))
+            .max(f64::MIN_POSITIVE)
+            .sqrt();
         a[j][j] = d;
         for i in j + 1..K {
-            let mut s = a[i][j];
-            for p in 0..j {
-                s -= a[i][p] * a[j][p];
-            }
-            a[i][j] = s / d;
+            a[i][j] = (a[i][j] - dot(&a[i][..j], &a[j][..j])) / d;
         }
     }
+    // L y = b, then L^T x = y.
     for i in 0..K {
-        let mut s = b[i];
-        for p in 0..i {
-            s -= a[i][p] * b[p];
-        }
-        b[i] = s / a[i][i];
+        b[i] = (b[i] - dot(&a[i][..i], &b[..i])) / a[i][i];
     }
     for i in (0..K).rev() {
-        let mut s = b[i];
-        for p in i + 1..K {
-            s -= a[p][i] * b[p];
-        }
-        b[i] = s / a[i][i];
+        let s: f64 = (i + 1..K).map(|p| a[p][i] * b[p]).sum();
+        b[i] = (b[i] - s) / a[i][i];
     }
     b
 }
