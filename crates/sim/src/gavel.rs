@@ -223,6 +223,61 @@ struct References {
     matrix: Vec<f64>,
 }
 
+impl References {
+    /// The offline-profiled rows of the reference job types `types` (table indices, increasing).
+    fn new(table: &ThroughputTable, types: Vec<usize>) -> References {
+        let mut workers: Vec<usize> = (0..table.workers().len()).collect();
+        workers.sort_by(|&a, &b| table.workers()[a].cmp(&table.workers()[b]));
+        let mut references = References {
+            types,
+            workers,
+            matrix: Vec::new(),
+        };
+        let matrix = references
+            .types
+            .iter()
+            .flat_map(|&r| (0..references.columns()).map(move |c| (r, c)))
+            .map(|(r, c)| references.profile(table, r, c))
+            .collect();
+        references.matrix = matrix;
+        references
+    }
+
+    /// Columns of a row: one per (worker, reference).
+    fn columns(&self) -> usize {
+        self.workers.len() * self.types.len()
+    }
+
+    /// Cell `c` of job type `t`'s row: its normalized throughput beside reference c mod N on
+    /// worker c / N (Gavel's layout).
+    fn profile(&self, table: &ThroughputTable, t: usize, c: usize) -> f64 {
+        let n = self.types.len();
+        normalized(table, self.workers[c / n], t, self.types[c % n])
+    }
+
+    /// The reference type whose row is nearest to `row` in cosine distance, the first on ties
+    /// (Gavel's stable sort); `None` when `row` is all zero.
+    fn nearest(&self, row: &[f64]) -> Option<usize> {
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            return None;
+        }
+        let columns = self.columns();
+        let mut best = (f64::INFINITY, None);
+        for (j, &r) in self.types.iter().enumerate() {
+            let other = &self.matrix[j * columns..(j + 1) * columns];
+            let dot: f64 = other.iter().zip(row).map(|(a, b)| a * b).sum();
+            let other_norm = other.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let distance = 1.0 - dot / (other_norm * norm);
+            // A reference row of zeros has no direction (NaN): never the nearest.
+            if distance < best.0 {
+                best = (distance, Some(r));
+            }
+        }
+        best.1.or(self.types.first().copied())
+    }
+}
+
 /// A job's co-located throughput as a share of its solo one on worker `w`, in [0, 1] (0 when
 /// the pair cannot share or the job does not run there).
 fn normalized(table: &ThroughputTable, w: usize, job: usize, other: usize) -> f64 {
@@ -247,67 +302,50 @@ impl Estimator {
         }
     }
 
-    /// Draws the reference job types (Gavel does it when the scheduler starts).
-    fn references(&mut self, table: &ThroughputTable) -> Result<&References, SimError> {
-        if self.references.is_none() {
-            let singles: Vec<usize> = (0..table.job_types().len())
-                .filter(|&j| table.job_types()[j].scale_factor == 1)
-                .collect();
-            let n = self.settings.reference_models();
-            if n == 0 || n > singles.len() {
-                return Err(SimError::Setting {
-                    setting: "reference_models",
-                    rule: "must be between 1 and the number of single-GPU job types",
-                    got: format!("{n}, with {} job types", singles.len()),
-                });
-            }
-            let mut picked = rand::seq::index::sample(&mut self.rng, singles.len(), n).into_vec();
-            picked.sort_unstable();
-            let types: Vec<usize> = picked.into_iter().map(|i| singles[i]).collect();
-            let mut workers: Vec<usize> = (0..table.workers().len()).collect();
-            workers.sort_by(|&a, &b| table.workers()[a].cmp(&table.workers()[b]));
-            let mut matrix = Vec::with_capacity(n * n * workers.len());
-            for &r in &types {
-                for &w in &workers {
-                    matrix.extend(types.iter().map(|&s| normalized(table, w, r, s)));
-                }
-            }
-            self.references = Some(References {
-                types,
-                workers,
-                matrix,
+    /// Draws the reference job types once (Gavel does it when the scheduler starts).
+    fn draw_references(&mut self, table: &ThroughputTable) -> Result<(), SimError> {
+        if self.references.is_some() {
+            return Ok(());
+        }
+        let singles: Vec<usize> = (0..table.job_types().len())
+            .filter(|&j| table.job_types()[j].scale_factor == 1)
+            .collect();
+        let n = self.settings.reference_models();
+        if n == 0 || n > singles.len() {
+            return Err(SimError::Setting {
+                setting: "reference_models",
+                rule: "must be between 1 and the number of single-GPU job types",
+                got: format!("{n}, with {} job types", singles.len()),
             });
         }
-        self.references.as_ref().ok_or(SimError::Setting {
-            setting: "reference_models",
-            rule: "could not be drawn",
-            got: self.settings.reference_models().to_string(),
-        })
+        let mut picked = rand::seq::index::sample(&mut self.rng, singles.len(), n).into_vec();
+        picked.sort_unstable();
+        let types = picked.into_iter().map(|i| singles[i]).collect();
+        self.references = Some(References::new(table, types));
+        Ok(())
     }
 
     fn arrive(&mut self, id: usize, state: &SimState<'_>) -> Result<(), SimError> {
         if state.jobs[id].scale_factor != 1 {
             return Ok(());
         }
-        let table = state.table;
-        let t = state.jobs[id].job_type;
-        self.references(table)?;
+        self.draw_references(state.table)?;
         let Some(refs) = self.references.as_ref() else {
             return Ok(());
         };
-        let (n, columns) = (refs.types.len(), refs.types.len() * refs.workers.len());
+        let t = state.jobs[id].job_type;
+        let (n, columns) = (refs.types.len(), refs.columns());
         // Profiling: each (worker, reference) cell revealed with probability P.
         let p = self.settings.profiling_percentage();
         let mut row = vec![0.0; columns];
         let mut known = vec![false; columns];
-        for (i, &w) in refs.workers.iter().enumerate() {
-            for (s, &r) in refs.types.iter().enumerate() {
-                if self.rng.random::<f64>() <= p {
-                    row[i * n + s] = normalized(table, w, t, r);
-                    known[i * n + s] = true;
-                }
+        for (c, (cell, seen)) in row.iter_mut().zip(&mut known).enumerate() {
+            if self.rng.random::<f64>() <= p {
+                *cell = refs.profile(state.table, t, c);
+                *seen = true;
             }
         }
+        // Nothing profiled leaves the row at 0 (the factorization would give exactly 0 too).
         if known.iter().any(|&k| k) && !known.iter().all(|&k| k) {
             let mut a = refs.matrix.clone();
             a.extend_from_slice(&row);
@@ -320,22 +358,9 @@ impl Estimator {
                 }
             }
         }
-        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let chosen = if norm == 0.0 {
-            refs.types[self.rng.random_range(0..n)]
-        } else {
-            let mut best = (f64::INFINITY, refs.types[0]);
-            for (j, &r) in refs.types.iter().enumerate() {
-                let other = &refs.matrix[j * columns..(j + 1) * columns];
-                let dot: f64 = other.iter().zip(&row).map(|(a, b)| a * b).sum();
-                let other_norm = other.iter().map(|v| v * v).sum::<f64>().sqrt();
-                let distance = 1.0 - dot / (other_norm * norm);
-                // A reference row of zeros has no direction (NaN): never the nearest.
-                if distance < best.0 {
-                    best = (distance, r);
-                }
-            }
-            best.1
+        let chosen = match refs.nearest(&row) {
+            Some(r) => r,
+            None => refs.types[self.rng.random_range(0..n)],
         };
         self.reference.insert(id, chosen);
         Ok(())
@@ -930,6 +955,36 @@ mod tests {
                 a[c],
                 if mask[c] { " (known)" } else { "" }
             );
+        }
+    }
+
+    /// Fully profiled (P = 1), a job is matched to a reference with its own row direction: to
+    /// its own type when that is a reference. This checks that the profiled row and the
+    /// reference rows share one layout.
+    #[test]
+    fn a_fully_profiled_job_is_matched_to_its_own_type() {
+        let table = ThroughputTable::bundled().expect("the bundled Gavel throughputs load");
+        let singles: Vec<usize> = (0..table.job_types().len())
+            .filter(|&j| table.job_types()[j].scale_factor == 1)
+            .collect();
+        for types in [
+            singles.clone(),
+            singles.iter().copied().step_by(2).collect(),
+        ] {
+            let refs = References::new(&table, types);
+            for &t in &singles {
+                let row: Vec<f64> = (0..refs.columns())
+                    .map(|c| refs.profile(&table, t, c))
+                    .collect();
+                let r = refs
+                    .nearest(&row)
+                    .expect("a job with some co-located throughput");
+                let j = refs.types.iter().position(|&x| x == r).unwrap();
+                let reference = &refs.matrix[j * refs.columns()..(j + 1) * refs.columns()];
+                if refs.types.contains(&t) {
+                    assert_eq!(reference, &row[..], "type {t} matched to {r}");
+                }
+            }
         }
     }
 
