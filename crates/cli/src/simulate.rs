@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
+use stsfair::Fairness;
 use stsfair_sim::policies::lp::Method;
-use stsfair_sim::policies::{self, PolicyOptions};
+use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::workload::{self, WorkloadSpec};
-use stsfair_sim::{self, Cluster, Metrics, SimConfig, SimResult, ThroughputTable, trace};
+use stsfair_sim::{self, Cluster, Metrics, SimConfig, SimError, SimResult, ThroughputTable, trace};
 
 use crate::Failure;
 
@@ -59,13 +60,31 @@ pub struct SimulateArgs {
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
     lp: String,
-    /// Give Gavel's space-sharing policies every pair's measured throughput from the start
-    /// (Gavel's simulator estimates pairs it has not run yet).
-    #[arg(long)]
+    /// Turns on Gavel's throughput estimation for gavel-mmf-ss and gandiva, as Gavel's
+    /// --profiling_percentage: the probability P in (0, 1] that a new job is profiled against
+    /// each reference model on each GPU type; the rest is matrix-completed. Estimation is on when
+    /// P < 1 or --reference-models is below the number of job types; by default (P = 1, all job
+    /// types, Gavel's defaults) the policies see every pair's measured throughput.
+    #[arg(long, value_name = "P")]
+    profiling_percentage: Option<f64>,
+    /// Gavel's --num_reference_models for the estimation: how many single-GPU job types (drawn
+    /// at random) serve as reference models, 1 to their number (26 in Gavel's data; default all).
+    #[arg(long, value_name = "N")]
+    reference_models: Option<usize>,
+    /// Measured pairs, the default now; kept so that older command lines still run.
+    #[arg(long, hide = true, conflicts_with_all = ["profiling_percentage", "reference_models"])]
     measured_pairs: bool,
-    /// Fairness level lambda for share_meeting_lambda.
+    /// Fairness level lambda in (0, 1], one value for two uses: sts's fairness level (each job is
+    /// owed lambda times its fair share) and the threshold of the share_meeting_lambda metric
+    /// (the share of jobs with 1/rho >= lambda) for every policy.
     #[arg(long, default_value_t = 1.0)]
     lambda: f64,
+    /// sts's allowed fairness debt Delta >= 0, in rounds (MODEL.md section 3).
+    #[arg(long, default_value_t = 1.0)]
+    max_debt: f64,
+    /// sts's credit bound B >= 0, in rounds (MODEL.md section 3).
+    #[arg(long, default_value_t = 1.0)]
+    credit: f64,
     /// Print one JSON object per policy on stdout.
     #[arg(long)]
     json: bool,
@@ -77,9 +96,38 @@ pub struct SimulateArgs {
     write_trace: Option<PathBuf>,
 }
 
+/// A usage error naming the flag of a library setting (`max_debt` is `--max-debt`).
+fn flag_error(e: SimError) -> Failure {
+    match e {
+        SimError::Setting { setting, rule, got } => Failure::input(format!(
+            "--{} {rule} (got {got})",
+            setting.replace('_', "-")
+        )),
+        other => Failure::input(other),
+    }
+}
+
 pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
+    let sts_fairness = Fairness {
+        lambda: args.lambda,
+        max_debt: args.max_debt,
+        credit: args.credit,
+    };
+    policies::sts::check_fairness(&sts_fairness).map_err(flag_error)?;
     let table = ThroughputTable::completed(&crate::gavel_data(args.throughputs.as_deref())?)
         .map_err(Failure::input)?;
+    // Gavel's estimator works on the single-GPU job types (its JobTable).
+    let job_types = table
+        .job_types()
+        .iter()
+        .filter(|j| j.scale_factor == 1)
+        .count();
+    let pair_estimation = PairEstimation::new(
+        args.profiling_percentage.unwrap_or(1.0),
+        args.reference_models.unwrap_or(job_types),
+        job_types,
+    )
+    .map_err(flag_error)?;
     let cluster = Cluster::parse(&args.cluster, &table).map_err(Failure::input)?;
     let window = args
         .window
@@ -144,8 +192,9 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     let options = PolicyOptions {
         sts_solver,
         sts_units: args.units,
+        sts_fairness,
         lp_method,
-        measured_pairs: args.measured_pairs,
+        pair_estimation,
     };
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()

@@ -533,3 +533,133 @@ fn garbage_input_never_panics() {
     let r = run_path(&["validate"], dir);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// `simulate --json` on a short generated workload (30 jobs at 5 jobs/h on 3 GPUs of each
+/// type): exit code, stderr and the average JCT and makespan of each policy run.
+fn simulate(extra: &[&str]) -> (i32, String, Vec<(String, f64, f64)>) {
+    let mut args = vec![
+        "simulate",
+        "--jobs",
+        "30",
+        "--rate",
+        "5",
+        "--cluster",
+        "v100=3,p100=3,k80=3",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let r = run(&args);
+    let rows = r
+        .stdout
+        .lines()
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).unwrap();
+            (
+                v["policy"].as_str().unwrap().to_string(),
+                v["avg_jct_h"].as_f64().unwrap(),
+                v["makespan_h"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    (r.code, r.stderr, rows)
+}
+
+/// Gavel's drivers run space sharing on measured pair throughputs (profiling percentage 1, all
+/// 26 job types as references), and so does `simulate` by default; the estimating settings
+/// change the schedule.
+#[test]
+fn simulate_space_sharing_uses_measured_pairs_unless_estimation_is_asked_for() {
+    let policy = ["--policy", "gavel-mmf-ss,gandiva"];
+    let (code, stderr, default) = simulate(&policy);
+    if code == 2 && stderr.contains("gavel-mmf-ss") {
+        return; // built without HiGHS: no space-sharing max-min fairness
+    }
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(default.len(), 2);
+    for same in [
+        &["--profiling-percentage", "1", "--reference-models", "26"][..],
+        &["--measured-pairs"][..],
+    ] {
+        let (code, stderr, rows) = simulate(&[&policy[..], same].concat());
+        assert_eq!((code, &rows), (0, &default), "{same:?}: {stderr}");
+    }
+    for estimating in [
+        &["--profiling-percentage", "0.5"][..],
+        &["--reference-models", "5"][..],
+    ] {
+        let (code, stderr, rows) = simulate(&[&policy[..], estimating].concat());
+        assert_eq!(code, 0, "{estimating:?}: {stderr}");
+        assert_ne!(rows[0], default[0], "{estimating:?} changed nothing");
+    }
+}
+
+#[test]
+fn simulate_refuses_bad_estimation_settings_with_exit_2_naming_the_flag() {
+    for (bad, flag) in [
+        (
+            &["--profiling-percentage", "0"][..],
+            "--profiling-percentage",
+        ),
+        (
+            &["--profiling-percentage", "1.5"][..],
+            "--profiling-percentage",
+        ),
+        (
+            &["--profiling-percentage=nan"][..],
+            "--profiling-percentage",
+        ),
+        (&["--reference-models", "0"][..], "--reference-models"),
+        (&["--reference-models", "27"][..], "--reference-models"),
+        (&["--reference-models=-1"][..], "--reference-models"),
+        (
+            &["--measured-pairs", "--reference-models", "3"][..],
+            "--reference-models",
+        ),
+    ] {
+        let (code, stderr, rows) = simulate(&[&["--policy", "gandiva"][..], bad].concat());
+        assert_eq!(code, 2, "{bad:?}: {stderr}");
+        assert!(stderr.contains(flag), "{bad:?}: {stderr}");
+        assert!(rows.is_empty());
+    }
+}
+
+/// `--lambda`, `--max-debt` and `--credit` reach sts's round scheduler (MODEL.md section 3).
+#[test]
+fn simulate_passes_sts_fairness_parameters() {
+    let mut results = Vec::new();
+    for credit in ["0", "1", "4"] {
+        let (code, stderr, rows) = simulate(&["--policy", "sts", "--credit", credit]);
+        assert_eq!(code, 0, "--credit {credit}: {stderr}");
+        assert_eq!(rows.len(), 1);
+        results.push(rows[0].clone());
+    }
+    // The defaults are lambda 1, Delta 1, B 1.
+    let (_, _, default) = simulate(&["--policy", "sts"]);
+    assert_eq!(default[0], results[1]);
+    assert!(
+        results[0] != results[1] || results[1] != results[2],
+        "the credit bound changed nothing: {results:?}"
+    );
+    for other in [&["--lambda", "0.5"][..], &["--max-debt", "0"][..]] {
+        let (code, stderr, rows) = simulate(&[&["--policy", "sts"][..], other].concat());
+        assert_eq!((code, rows.len()), (0, 1), "{other:?}: {stderr}");
+    }
+}
+
+#[test]
+fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
+    for (bad, flag) in [
+        (&["--lambda", "0"][..], "--lambda"),
+        (&["--lambda", "1.5"][..], "--lambda"),
+        (&["--max-debt=-1"][..], "--max-debt"),
+        (&["--max-debt", "inf"][..], "--max-debt"),
+        (&["--credit=-0.5"][..], "--credit"),
+        (&["--credit", "nan"][..], "--credit"),
+        (&["--credit", "abc"][..], "--credit"),
+    ] {
+        let (code, stderr, rows) = simulate(&[&["--policy", "sts"][..], bad].concat());
+        assert_eq!(code, 2, "{bad:?}: {stderr}");
+        assert!(stderr.contains(flag), "{bad:?}: {stderr}");
+        assert!(rows.is_empty());
+    }
+}

@@ -24,8 +24,10 @@
 //!   0: the mechanism is work-conserving on the fastest types first.
 //! - A placement keeps its previous GPUs when they are free (lease extension); the execution time
 //!   credited to an entry is its finish minus the end of the previous round.
-//! - With space sharing, the allocation sees estimated pair throughputs until a pair has run on
-//!   a type ([`GavelRounds::with_pair_estimates`]); placed jobs always run at the measured ones.
+//! - With space sharing, the allocation sees the measured pair throughputs, as in Gavel's
+//!   default runs; with Gavel's throughput estimation on ([`GavelRounds::with_pair_estimates`])
+//!   it sees estimates until a pair has run on a type. Placed jobs always run at the measured
+//!   throughputs.
 //!
 //! Cost per round: O(E K + V log E) for E entries (jobs, plus pairs with space sharing), K types
 //! and V entries visited before the types are full,
@@ -37,9 +39,11 @@ use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
 
-use super::SimError;
 use super::engine::{GpuGroup, RoundReport, Scheduler, SimState};
+use super::policies::PairEstimation;
+use super::{SimError, ThroughputTable};
 
 /// A job or a pair of jobs, as Gavel's `JobIdPair`: (smaller id, larger id).
 pub type Combo = (usize, Option<usize>);
@@ -170,54 +174,307 @@ impl Entry {
     }
 }
 
-/// Gavel's throughput estimator as its simulator driver runs it (`--profiling_percentage` 0,
-/// the default of `simulate_scheduler_with_generated_jobs.py`, which turns estimation on for
-/// every packing policy): no pair is profiled, so the matrix completion has nothing to go on
-/// and each arriving job is matched to a reference job type drawn uniformly at random
-/// (`ThroughputEstimator.match_job_to_reference_job`). The scheduler then believes a pair of
-/// jobs a, b with references A, B runs at (pair(A, B) / solo(A) * solo(a),
-/// pair(B, A) / solo(B) * solo(b)) until the pair has run on a type, after which it knows the
-/// measured value there (`Scheduler._update_throughput`). Only single-GPU jobs are estimated.
+/// Gavel's throughput estimator (`ThroughputEstimator`, `scheduler/throughput_estimator.py`),
+/// which its scheduler turns on for space sharing when `profiling_percentage` P < 1 or
+/// `num_reference_models` N < the number of job types (both are at their no-estimation defaults,
+/// 1.0 and all 26 job types, in Gavel's drivers and in the runs of `data/gavel-ref/`):
+///
+/// - At start, N reference job types are drawn without replacement from the single-GPU job types.
+///   Their normalized co-located throughputs, pair(r, s)[0] / solo(r) for every GPU type and
+///   reference s, are known ("profiled offline"): an N x (K N) matrix over the K GPU types of the
+///   throughput table, sorted by name as Gavel sorts them.
+/// - An arriving job of type t is profiled against each (GPU type, reference) with probability P,
+///   which reveals t's normalized throughput there. When something is missing, the new row is
+///   completed by probabilistic matrix factorization ([`pmf_solve`]) together with the reference
+///   rows, and the estimates are clipped to [0, 1]; the job's reference is the reference row
+///   nearest to it in cosine distance (the first on ties), or a reference drawn uniformly at
+///   random when the completed row is all zero (e.g. nothing was profiled: the factorization then
+///   gives exactly 0 for the row).
+/// - The scheduler believes a pair of jobs a, b with references A, B runs at
+///   (pair(A, B) / solo(A) * solo(a), pair(B, A) / solo(B) * solo(b)) until the pair has run on a
+///   type, after which it knows the measured value there (`Scheduler._update_throughput`).
+///
+/// Differences from Gavel: the draws come from ChaCha8 (references, profiling, random matches)
+/// and a second ChaCha8 stream (the factorization's starting point), not Python's `random` and
+/// numpy's global generator, so a run matches Gavel's jobs to references differently; only
+/// single-GPU jobs are estimated (Gavel asserts that every job is single-GPU when estimating;
+/// here pairs of multi-GPU jobs see their measured throughputs).
 #[derive(Debug, Clone)]
 struct Estimator {
+    settings: PairEstimation,
     rng: ChaCha8Rng,
+    /// Starting points of the matrix factorization (numpy's generator in Gavel).
+    pmf_rng: ChaCha8Rng,
+    /// Built at the first arrival, when the throughput table is known.
+    references: Option<References>,
     /// Job id -> its reference job type (table index).
     reference: HashMap<usize, usize>,
 }
 
-impl Estimator {
-    fn arrive(&mut self, id: usize, state: &SimState<'_>) {
-        if state.jobs[id].scale_factor != 1 {
-            return;
-        }
-        let singles: Vec<usize> = (0..state.table.job_types().len())
-            .filter(|&j| state.table.job_types()[j].scale_factor == 1)
+/// The reference job types and their offline-profiled normalized throughputs.
+#[derive(Debug, Clone)]
+struct References {
+    /// Reference job types (table indices), increasing.
+    types: Vec<usize>,
+    /// Worker types (table indices) sorted by name.
+    workers: Vec<usize>,
+    /// Row j, column (worker i, reference s): normalized throughput of reference j beside s on
+    /// worker i, row-major, N x (K N).
+    matrix: Vec<f64>,
+}
+
+impl References {
+    /// The offline-profiled rows of the reference job types `types` (table indices, increasing).
+    fn new(table: &ThroughputTable, types: Vec<usize>) -> References {
+        let mut workers: Vec<usize> = (0..table.workers().len()).collect();
+        workers.sort_by(|&a, &b| table.workers()[a].cmp(&table.workers()[b]));
+        let mut references = References {
+            types,
+            workers,
+            matrix: Vec::new(),
+        };
+        let matrix = references
+            .types
+            .iter()
+            .flat_map(|&r| (0..references.columns()).map(move |c| (r, c)))
+            .map(|(r, c)| references.profile(table, r, c))
             .collect();
-        if singles.is_empty() {
-            return;
+        references.matrix = matrix;
+        references
+    }
+
+    /// Columns of a row: one per (worker, reference).
+    fn columns(&self) -> usize {
+        self.workers.len() * self.types.len()
+    }
+
+    /// Cell `c` of job type `t`'s row: its normalized throughput beside reference c mod N on
+    /// worker c / N (Gavel's layout).
+    fn profile(&self, table: &ThroughputTable, t: usize, c: usize) -> f64 {
+        let n = self.types.len();
+        normalized(table, self.workers[c / n], t, self.types[c % n])
+    }
+
+    /// The reference type whose row is nearest to `row` in cosine distance, the first on ties
+    /// (Gavel's stable sort); `None` when `row` is all zero.
+    fn nearest(&self, row: &[f64]) -> Option<usize> {
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            return None;
         }
-        let r = singles[self.rng.random_range(0..singles.len())];
-        self.reference.insert(id, r);
+        let columns = self.columns();
+        let mut best = (f64::INFINITY, None);
+        for (j, &r) in self.types.iter().enumerate() {
+            let other = &self.matrix[j * columns..(j + 1) * columns];
+            let dot: f64 = other.iter().zip(row).map(|(a, b)| a * b).sum();
+            let other_norm = other.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let distance = 1.0 - dot / (other_norm * norm);
+            // A reference row of zeros has no direction (NaN): never the nearest.
+            if distance < best.0 {
+                best = (distance, Some(r));
+            }
+        }
+        best.1.or(self.types.first().copied())
+    }
+}
+
+/// A job's co-located throughput as a share of its solo one on worker `w`, in [0, 1] (0 when
+/// the pair cannot share or the job does not run there).
+fn normalized(table: &ThroughputTable, w: usize, job: usize, other: usize) -> f64 {
+    let solo = table.solo(w, job);
+    if solo > 0.0 {
+        (table.pair(w, job, other).0 / solo).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+impl Estimator {
+    fn new(settings: PairEstimation, seed: u64) -> Estimator {
+        let mut pmf_rng = ChaCha8Rng::seed_from_u64(seed);
+        pmf_rng.set_stream(1);
+        Estimator {
+            settings,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            pmf_rng,
+            references: None,
+            reference: HashMap::new(),
+        }
+    }
+
+    /// Draws the reference job types once (Gavel does it when the scheduler starts).
+    fn draw_references(&mut self, table: &ThroughputTable) -> Result<(), SimError> {
+        if self.references.is_some() {
+            return Ok(());
+        }
+        let singles: Vec<usize> = (0..table.job_types().len())
+            .filter(|&j| table.job_types()[j].scale_factor == 1)
+            .collect();
+        let n = self.settings.reference_models();
+        if n == 0 || n > singles.len() {
+            return Err(SimError::Setting {
+                setting: "reference_models",
+                rule: "must be between 1 and the number of single-GPU job types",
+                got: format!("{n}, with {} job types", singles.len()),
+            });
+        }
+        let mut picked = rand::seq::index::sample(&mut self.rng, singles.len(), n).into_vec();
+        picked.sort_unstable();
+        let types = picked.into_iter().map(|i| singles[i]).collect();
+        self.references = Some(References::new(table, types));
+        Ok(())
+    }
+
+    fn arrive(&mut self, id: usize, state: &SimState<'_>) -> Result<(), SimError> {
+        if state.jobs[id].scale_factor != 1 {
+            return Ok(());
+        }
+        self.draw_references(state.table)?;
+        let Some(refs) = self.references.as_ref() else {
+            return Ok(());
+        };
+        let t = state.jobs[id].job_type;
+        let (n, columns) = (refs.types.len(), refs.columns());
+        // Profiling: each (worker, reference) cell revealed with probability P.
+        let p = self.settings.profiling_percentage();
+        let mut row = vec![0.0; columns];
+        let mut known = vec![false; columns];
+        for (c, (cell, seen)) in row.iter_mut().zip(&mut known).enumerate() {
+            if self.rng.random::<f64>() <= p {
+                *cell = refs.profile(state.table, t, c);
+                *seen = true;
+            }
+        }
+        // Nothing profiled leaves the row at 0 (the factorization would give exactly 0 too).
+        if known.iter().any(|&k| k) && !known.iter().all(|&k| k) {
+            let mut a = refs.matrix.clone();
+            a.extend_from_slice(&row);
+            let mut mask = vec![true; n * columns];
+            mask.extend_from_slice(&known);
+            let x = pmf_solve(&a, &mask, n + 1, columns, &mut self.pmf_rng);
+            for c in 0..columns {
+                if !known[c] {
+                    row[c] = x[n * columns + c].clamp(0.0, 1.0);
+                }
+            }
+        }
+        let chosen = match refs.nearest(&row) {
+            Some(r) => r,
+            None => refs.types[self.rng.random_range(0..n)],
+        };
+        self.reference.insert(id, chosen);
+        Ok(())
     }
 
     /// The believed throughputs of jobs a, b sharing type k, if both have references.
     fn pair(&self, a: usize, b: usize, k: usize, state: &SimState<'_>) -> Option<(f64, f64)> {
         let (ra, rb) = (*self.reference.get(&a)?, *self.reference.get(&b)?);
-        let (w, table) = (state.cluster.types[k].worker, state.table);
+        let w = state.cluster.types[k].worker;
         // The reference pair's slowdown, applied to the job's own solo throughput.
-        let ratio = |x: usize, y: usize| {
-            let solo = table.solo(w, x);
-            if solo > 0.0 {
-                (table.pair(w, x, y).0 / solo).clamp(0.0, 1.0)
-            } else {
-                0.0
-            }
-        };
         Some((
-            ratio(ra, rb) * state.solo(a, k),
-            ratio(rb, ra) * state.solo(b, k),
+            normalized(state.table, w, ra, rb) * state.solo(a, k),
+            normalized(state.table, w, rb, ra) * state.solo(b, k),
         ))
     }
+}
+
+/// `matrix_completion.pmf_solve(A, mask, k=10, mu=1e-2)` as Gavel calls it: probabilistic matrix
+/// factorization by alternating least squares (Salakhutdinov and Mnih, NIPS 2008; Hu, Koren and
+/// Volinsky, ICDM 2008). A (m x n, row-major) is approximated by U V^T with k = 10 factors: from
+/// standard normal U and V, each row of U solves (V^T C_i V + mu I) u = V^T C_i a_i over the
+/// known cells C_i of its row, then each row of V likewise over its column, until the mean change
+/// of U V^T, ||X - X_prev||_F / m / n, is below 1e-3 (at most 100 sweeps). Returns X = U V^T.
+///
+/// Cost per sweep O(m n k^2 + (m + n) k^3); Gavel's sizes are m <= 27, n <= 78.
+fn pmf_solve(a: &[f64], mask: &[bool], m: usize, n: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
+    const K: usize = 10;
+    const MU: f64 = 1e-2;
+    const EPSILON: f64 = 1e-3;
+    const SWEEPS: usize = 100;
+    let mut normal = || rng.sample::<f64, _>(StandardNormal);
+    let mut u: Vec<f64> = (0..m * K).map(|_| normal()).collect();
+    let mut v: Vec<f64> = (0..n * K).map(|_| normal()).collect();
+    let product = |u: &[f64], v: &[f64]| -> Vec<f64> {
+        let mut x = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                x[i * n + j] = (0..K).map(|f| u[i * K + f] * v[j * K + f]).sum();
+            }
+        }
+        x
+    };
+    // One row's factors from its known cells, given the other side's factors.
+    let solve = |other: &[f64], cells: &mut dyn Iterator<Item = (usize, f64)>| -> [f64; K] {
+        let mut lhs = [[0.0; K]; K];
+        let mut rhs = [0.0; K];
+        for (o, value) in cells {
+            let f = &other[o * K..(o + 1) * K];
+            for p in 0..K {
+                rhs[p] += f[p] * value;
+                for q in 0..K {
+                    lhs[p][q] += f[p] * f[q];
+                }
+            }
+        }
+        for (p, row) in lhs.iter_mut().enumerate() {
+            row[p] += MU;
+        }
+        cholesky_solve(lhs, rhs)
+    };
+    let mut x = product(&u, &v);
+    for _ in 0..SWEEPS {
+        for i in 0..m {
+            let mut cells = (0..n)
+                .filter(|&j| mask[i * n + j])
+                .map(|j| (j, a[i * n + j]));
+            let f = solve(&v, &mut cells);
+            u[i * K..(i + 1) * K].copy_from_slice(&f);
+        }
+        for j in 0..n {
+            let mut cells = (0..m)
+                .filter(|&i| mask[i * n + j])
+                .map(|i| (i, a[i * n + j]));
+            let f = solve(&u, &mut cells);
+            v[j * K..(j + 1) * K].copy_from_slice(&f);
+        }
+        let next = product(&u, &v);
+        let change = next
+            .iter()
+            .zip(&x)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            .sqrt();
+        x = next;
+        if change / ((m * n) as f64) < EPSILON {
+            break;
+        }
+    }
+    x
+}
+
+/// Solves L L^T y = b for a symmetric positive definite matrix (here V^T C V + mu I, mu > 0, so
+/// every pivot is at least mu).
+fn cholesky_solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> [f64; K] {
+    let dot = |x: &[f64], y: &[f64]| -> f64 { x.iter().zip(y).map(|(p, q)| p * q).sum() };
+    // A = L L^T, L stored in the lower triangle of `a`.
+    for j in 0..K {
+        let d = (a[j][j] - dot(&a[j][..j], &a[j][..j]))
+            .max(f64::MIN_POSITIVE)
+            .sqrt();
+        a[j][j] = d;
+        for i in j + 1..K {
+            a[i][j] = (a[i][j] - dot(&a[i][..j], &a[j][..j])) / d;
+        }
+    }
+    // L y = b, then L^T x = y.
+    for i in 0..K {
+        b[i] = (b[i] - dot(&a[i][..i], &b[..i])) / a[i][i];
+    }
+    for i in (0..K).rev() {
+        let s: f64 = (i + 1..K).map(|p| a[p][i] * b[p]).sum();
+        b[i] = (b[i] - s) / a[i][i];
+    }
+    b
 }
 
 /// Buffers reused from round to round (the simulator plans thousands of rounds).
@@ -292,15 +549,14 @@ impl<P: AllocationPolicy> GavelRounds<P> {
         }
     }
 
-    /// Estimates the co-located throughputs of pairs that have not run yet as Gavel's simulator
-    /// does by default, drawing reference job types from `seed`: each job is matched to a random
-    /// reference type, and a pair that has not run on a type is believed to run at its
-    /// references' measured slowdowns applied to its own solo throughputs (the module's notes).
-    pub fn with_pair_estimates(mut self, seed: u64) -> GavelRounds<P> {
-        self.estimator = Some(Estimator {
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            reference: HashMap::new(),
-        });
+    /// Estimates the co-located throughputs of pairs that have not run yet as Gavel's scheduler
+    /// does when its throughput estimation is on (`settings`; draws seeded with `seed`): each
+    /// arriving job is matched to a reference job type from what profiling it reveals, and a
+    /// pair that has not run on a type is believed to run at its references' measured slowdowns
+    /// applied to its own solo throughputs (the module's notes). The reference count is checked
+    /// against the throughput table at the first arrival.
+    pub fn with_pair_estimates(mut self, settings: PairEstimation, seed: u64) -> GavelRounds<P> {
+        self.estimator = Some(Estimator::new(settings, seed));
         self
     }
 
@@ -419,7 +675,7 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             previous: None,
         });
         if let Some(est) = self.estimator.as_mut() {
-            est.arrive(id, state);
+            est.arrive(id, state)?;
         }
         if self.policy.packing() {
             // Gavel pairs the new job with every active job of the same scale factor, in arrival
@@ -668,6 +924,78 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             0.0
         } else {
             self.extensions as f64 / self.opportunities as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The factorization fits the known cells and fills the unknown ones of a low-rank matrix
+    /// with close to their true values (Gavel's shape: 26 reference rows and 78 columns known,
+    /// the new job's row half known, as when it is profiled at P = 0.5; rank 2).
+    #[test]
+    fn pmf_completes_a_low_rank_matrix() {
+        let (m, n) = (27, 78);
+        let a: Vec<f64> = (0..m * n)
+            .map(|c| {
+                let (i, j) = ((c / n) as f64, (c % n) as f64);
+                0.2 + 0.6 * (0.5 + 0.5 * (i / 7.0).sin()) * (0.5 + 0.5 * (j / 11.0).cos())
+            })
+            .collect();
+        let mask: Vec<bool> = (0..m * n).map(|c| c < (m - 1) * n || c % 2 == 0).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let x = pmf_solve(&a, &mask, m, n, &mut rng);
+        for c in (m - 1) * n..m * n {
+            assert!(
+                (x[c] - a[c]).abs() < 0.05,
+                "cell {c}: {} vs {}{}",
+                x[c],
+                a[c],
+                if mask[c] { " (known)" } else { "" }
+            );
+        }
+    }
+
+    /// Fully profiled (P = 1), a job is matched to a reference with its own row direction: to
+    /// its own type when that is a reference. This checks that the profiled row and the
+    /// reference rows share one layout.
+    #[test]
+    fn a_fully_profiled_job_is_matched_to_its_own_type() {
+        let table = ThroughputTable::bundled().expect("the bundled Gavel throughputs load");
+        let singles: Vec<usize> = (0..table.job_types().len())
+            .filter(|&j| table.job_types()[j].scale_factor == 1)
+            .collect();
+        for types in [
+            singles.clone(),
+            singles.iter().copied().step_by(2).collect(),
+        ] {
+            let refs = References::new(&table, types);
+            for &t in &singles {
+                let row: Vec<f64> = (0..refs.columns())
+                    .map(|c| refs.profile(&table, t, c))
+                    .collect();
+                let r = refs
+                    .nearest(&row)
+                    .expect("a job with some co-located throughput");
+                let j = refs.types.iter().position(|&x| x == r).unwrap();
+                let reference = &refs.matrix[j * refs.columns()..(j + 1) * refs.columns()];
+                if refs.types.contains(&t) {
+                    assert_eq!(reference, &row[..], "type {t} matched to {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cholesky_solves_a_positive_definite_system() {
+        let a = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
+        let y = [1.0, -2.0, 0.5];
+        let b: [f64; 3] = std::array::from_fn(|i| (0..3).map(|j| a[i][j] * y[j]).sum());
+        let x = cholesky_solve(a, b);
+        for i in 0..3 {
+            assert!((x[i] - y[i]).abs() < 1e-12, "{x:?}");
         }
     }
 }

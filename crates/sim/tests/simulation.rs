@@ -1,7 +1,7 @@
 //! The simulator: trace parsing, determinism, sanity of small runs, and (ignored, long) the
 //! replay of Gavel's reference trace against Gavel's own numbers.
 
-use stsfair_sim::policies::{self, PolicyOptions};
+use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::trace::{self, TraceError};
 use stsfair_sim::workload::{self, WorkloadSpec};
 use stsfair_sim::{Cluster, Metrics, SimConfig, SimResult, ThroughputTable};
@@ -23,13 +23,24 @@ fn run(
     policy: &str,
     config: &SimConfig,
 ) -> SimResult {
-    let cluster = Cluster::parse(cluster, table).unwrap();
-    let jobs = stsfair_sim::jobs_from_trace(jobs, table).unwrap();
     let options = PolicyOptions {
         sts_solver: stsfair::SolverKind::Dp,
         ..PolicyOptions::default()
     };
-    let mut scheduler = policies::by_name(policy, &cluster, config, &options).unwrap();
+    run_with(table, cluster, jobs, policy, config, &options)
+}
+
+fn run_with(
+    table: &ThroughputTable,
+    cluster: &str,
+    jobs: &[trace::TraceJob],
+    policy: &str,
+    config: &SimConfig,
+    options: &PolicyOptions,
+) -> SimResult {
+    let cluster = Cluster::parse(cluster, table).unwrap();
+    let jobs = stsfair_sim::jobs_from_trace(jobs, table).unwrap();
+    let mut scheduler = policies::by_name(policy, &cluster, config, options).unwrap();
     stsfair_sim::simulate(
         table,
         &cluster,
@@ -276,14 +287,74 @@ fn window_limits_the_metrics_and_the_run() {
     );
 }
 
-/// Gavel's numbers on its own trace (data/gavel-ref/README.md): policy, average JCT in
-/// hours, tolerance.
-const GAVEL: &[(&str, f64, f64)] = &[
-    ("gavel-mmf", 14.35, 0.05),
-    ("gavel-mmf-ss", 14.57, 0.05),
-    ("ftf", 15.24, 0.05),
-    ("fifo", 13.72, 0.05),
-    ("gandiva", 16.04, 0.10),
+/// Gavel's single-GPU job types (its `JobTable`), the range of `reference_models`.
+fn single_gpu_types(table: &ThroughputTable) -> usize {
+    table
+        .job_types()
+        .iter()
+        .filter(|j| j.scale_factor == 1)
+        .count()
+}
+
+/// Gavel's drivers leave the estimation off (profiling percentage 1, every job type a
+/// reference), so its space-sharing policies see measured pairs: so do ours by default.
+#[test]
+fn pair_estimation_is_off_by_default_and_validated() {
+    let n = single_gpu_types(&table());
+    assert_eq!(n, 26, "Gavel's data has 26 single-GPU job types");
+    assert_eq!(PolicyOptions::default().pair_estimation, None);
+    assert_eq!(PairEstimation::new(1.0, n, n).unwrap(), None);
+    let on = PairEstimation::new(0.5, n, n).unwrap().unwrap();
+    assert_eq!((on.profiling_percentage(), on.reference_models()), (0.5, n));
+    assert!(PairEstimation::new(1.0, 10, n).unwrap().is_some());
+    for (p, refs, setting) in [
+        (0.0, n, "profiling_percentage"),
+        (1.5, n, "profiling_percentage"),
+        (f64::NAN, n, "profiling_percentage"),
+        (1.0, 0, "reference_models"),
+        (1.0, n + 1, "reference_models"),
+    ] {
+        let e = PairEstimation::new(p, refs, n).unwrap_err().to_string();
+        assert!(e.starts_with(setting), "{p} {refs}: {e}");
+    }
+}
+
+/// With the estimation on, the allocation believes estimated pair throughputs, so the schedule
+/// (not the jobs' real speeds) changes; every setting is deterministic.
+#[test]
+fn pair_estimation_changes_the_space_sharing_schedule() {
+    if !policies::policy_names().contains(&"gavel-mmf-ss") {
+        return;
+    }
+    let table = table();
+    let n = single_gpu_types(&table);
+    let jobs = generated(&table, 40, 8.0, 2);
+    let config = SimConfig::default();
+    let cluster = "v100=3,p100=3,k80=3";
+    let measured = run(&table, cluster, &jobs, "gavel-mmf-ss", &config);
+    sane(&measured, 1.0);
+    for (p, refs) in [(0.5, n), (1.0, 8), (0.2, 16)] {
+        let options = PolicyOptions {
+            pair_estimation: PairEstimation::new(p, refs, n).unwrap(),
+            ..PolicyOptions::default()
+        };
+        let a = run_with(&table, cluster, &jobs, "gavel-mmf-ss", &config, &options);
+        sane(&a, 1.0);
+        assert_ne!(a.jobs, measured.jobs, "P {p}, N {refs} changed nothing");
+        let b = run_with(&table, cluster, &jobs, "gavel-mmf-ss", &config, &options);
+        assert_eq!(a.jobs, b.jobs, "P {p}, N {refs} is not deterministic");
+    }
+}
+
+/// Gavel's numbers on its own trace (data/gavel-ref/README.md, measured pairs as in Gavel's
+/// default runs): policy, average JCT in hours and its tolerance, makespan in hours and its
+/// tolerance.
+const GAVEL: &[(&str, f64, f64, f64, f64)] = &[
+    ("gavel-mmf", 14.35, 0.05, 225.6, 0.05),
+    ("gavel-mmf-ss", 14.57, 0.01, 270.4, 0.02),
+    ("ftf", 15.24, 0.05, 235.0, 0.05),
+    ("fifo", 13.72, 0.05, 202.0, 0.05),
+    ("gandiva", 16.04, 0.10, 249.9, 0.10),
 ];
 
 /// Minutes on two cores: `cargo test --release --test simulation -- --ignored`.
@@ -296,16 +367,24 @@ fn replay_matches_gavel() {
         window: Some((0, 399)),
         ..SimConfig::default()
     };
-    for &(policy, gavel, tolerance) in GAVEL {
+    for &(policy, gavel, tolerance, gavel_makespan, makespan_tolerance) in GAVEL {
         if !policies::policy_names().contains(&policy) {
             continue;
         }
         let r = run(&table, "v100=36,p100=36,k80=36", &jobs, policy, &config);
-        let jct = Metrics::new(&r, 1.0).avg_jct_h;
-        let off = (jct - gavel).abs() / gavel;
+        let m = Metrics::new(&r, 1.0);
+        let off = (m.avg_jct_h - gavel).abs() / gavel;
         assert!(
             off <= tolerance,
-            "{policy}: {jct:.2} h vs Gavel's {gavel} h ({:.1}% off)",
+            "{policy}: {:.2} h vs Gavel's {gavel} h ({:.1}% off)",
+            m.avg_jct_h,
+            off * 100.0
+        );
+        let off = (m.makespan_h - gavel_makespan).abs() / gavel_makespan;
+        assert!(
+            off <= makespan_tolerance,
+            "{policy}: makespan {:.1} h vs Gavel's {gavel_makespan} h ({:.1}% off)",
+            m.makespan_h,
             off * 100.0
         );
     }

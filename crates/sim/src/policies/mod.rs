@@ -22,7 +22,7 @@ pub mod sts;
 
 use super::engine::Scheduler;
 use super::gavel::{AllocationPolicy, GavelRounds};
-use stsfair::SolverKind;
+use stsfair::{Fairness, SolverKind};
 
 use super::{Cluster, SimConfig, SimError};
 
@@ -44,11 +44,69 @@ pub struct PolicyOptions {
     /// Units per GPU for `sts` (spatial slots 1, 2, ... up to this, a divisibility ladder of
     /// powers of two).
     pub sts_units: u32,
+    /// Fairness parameters of `sts` (lambda, allowed debt, credit bound; MODEL.md section 3).
+    pub sts_fairness: Fairness,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
-    /// Let Gavel's space-sharing policies know every pair's measured throughput from the start,
-    /// instead of Gavel's default estimates (see [`crate::gavel`]).
-    pub measured_pairs: bool,
+    /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
+    /// co-located throughputs of pairs that have not run yet. `None`, as in Gavel's drivers by
+    /// default, means they see every pair's measured throughput from the start.
+    pub pair_estimation: Option<PairEstimation>,
+}
+
+/// Gavel's throughput estimation for space sharing, by its two driver settings
+/// (`--profiling_percentage`, `--num_reference_models`; [`crate::gavel`] has how they are used).
+/// Gavel estimates only when the percentage is below 1 or fewer reference models than job types
+/// are used; [`PairEstimation::new`] returns `None` for the two values that mean no estimation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairEstimation {
+    profiling_percentage: f64,
+    reference_models: usize,
+}
+
+impl PairEstimation {
+    /// The estimation with `profiling_percentage` P (the probability that a new job is profiled
+    /// against each reference model on each GPU type, 0 < P <= 1) and `reference_models` N (how
+    /// many of the `job_types` single-GPU job types are reference models, 1 <= N <= job_types);
+    /// `Ok(None)` when P = 1 and N = job_types (Gavel's default: no estimation).
+    pub fn new(
+        profiling_percentage: f64,
+        reference_models: usize,
+        job_types: usize,
+    ) -> Result<Option<PairEstimation>, SimError> {
+        // Written so that NaN fails too.
+        if !(profiling_percentage > 0.0 && profiling_percentage <= 1.0) {
+            return Err(SimError::Setting {
+                setting: "profiling_percentage",
+                rule: "must be in (0, 1]",
+                got: profiling_percentage.to_string(),
+            });
+        }
+        if reference_models == 0 || reference_models > job_types {
+            return Err(SimError::Setting {
+                setting: "reference_models",
+                rule: "must be between 1 and the number of single-GPU job types",
+                got: format!("{reference_models}, with {job_types} job types"),
+            });
+        }
+        if profiling_percentage == 1.0 && reference_models == job_types {
+            return Ok(None);
+        }
+        Ok(Some(PairEstimation {
+            profiling_percentage,
+            reference_models,
+        }))
+    }
+
+    /// P, the share of (reference model, GPU type) co-located throughputs profiled per job.
+    pub fn profiling_percentage(&self) -> f64 {
+        self.profiling_percentage
+    }
+
+    /// N, the number of reference models.
+    pub fn reference_models(&self) -> usize {
+        self.reference_models
+    }
 }
 
 impl Default for PolicyOptions {
@@ -56,8 +114,9 @@ impl Default for PolicyOptions {
         PolicyOptions {
             sts_solver: SolverKind::Dp,
             sts_units: 4,
+            sts_fairness: Fairness::default(),
             lp_method: lp::Method::InteriorPoint,
-            measured_pairs: false,
+            pair_estimation: None,
         }
     }
 }
@@ -117,16 +176,17 @@ fn gavel<P: AllocationPolicy + 'static>(
     Box::new(gavel_rounds(policy, types, config))
 }
 
-/// Space-sharing Gavel policies with Gavel's default pair-throughput estimation (seed + 4, as
-/// Gavel seeds its estimator), unless measured pairs are asked for.
+/// Space-sharing Gavel policies, with Gavel's pair-throughput estimation when it is asked for
+/// (seeded with seed + 4, as Gavel seeds its estimator).
 fn estimated<P: AllocationPolicy + 'static>(
     rounds: GavelRounds<P>,
     config: &SimConfig,
     options: &PolicyOptions,
 ) -> Box<dyn Scheduler> {
-    if options.measured_pairs {
-        Box::new(rounds)
-    } else {
-        Box::new(rounds.with_pair_estimates(config.seed.wrapping_add(4)))
+    match options.pair_estimation {
+        None => Box::new(rounds),
+        Some(estimation) => {
+            Box::new(rounds.with_pair_estimates(estimation, config.seed.wrapping_add(4)))
+        }
     }
 }

@@ -17,6 +17,9 @@
 //! the job nothing that round. The realized throughputs are what the round scheduler's deficits
 //! are updated with, so mispredictions are paid back in later rounds.
 //!
+//! The fairness parameters (lambda, the allowed debt Delta, the credit bound B; MODEL.md section
+//! 3) are [`PolicyOptions::sts_fairness`], 1, 1 and 1 by default.
+//!
 //! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
 //! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
 //! reports how often (`solver_fallbacks`).
@@ -32,7 +35,7 @@ use std::time::Instant;
 use super::super::engine::{GpuGroup, RoundReport, Scheduler, SimState};
 use super::super::{Cluster, SimConfig, SimError};
 use super::PolicyOptions;
-use stsfair::instance::{Instance, JobSpec};
+use stsfair::instance::{Fairness, Instance, JobSpec};
 use stsfair::rounds::RoundScheduler;
 use stsfair::solvers::{Fallback, Solver, SolverConfig, SolverKind};
 use stsfair_costs::slots::slot_throughputs;
@@ -41,6 +44,7 @@ use stsfair_costs::slots::slot_throughputs;
 pub struct Sts {
     solver: SolverKind,
     units: u32,
+    fairness: Fairness,
     ladder: Vec<u32>,
     inner: Option<RoundScheduler>,
     /// Job id -> its name in the round scheduler.
@@ -56,6 +60,7 @@ impl std::fmt::Debug for Sts {
         f.debug_struct("Sts")
             .field("solver", &self.solver)
             .field("units", &self.units)
+            .field("fairness", &self.fairness)
             .finish()
     }
 }
@@ -70,6 +75,28 @@ fn ladder(units: u32) -> Vec<u32> {
     sizes
 }
 
+/// Checks MODEL.md section 3's ranges of the fairness parameters (the errors name `lambda`,
+/// `max_debt` or `credit`). [`Sts::new`] calls it so that a bad setting is refused before the run
+/// (the instance builder would refuse it only at the first arrival, as a solver failure).
+pub fn check_fairness(f: &Fairness) -> Result<(), SimError> {
+    let bad = |setting: &'static str, rule: &'static str, got: f64| SimError::Setting {
+        setting,
+        rule,
+        got: got.to_string(),
+    };
+    // Written so that NaN fails too.
+    if !(f.lambda > 0.0 && f.lambda <= 1.0) {
+        return Err(bad("lambda", "must be in (0, 1]", f.lambda));
+    }
+    if !(f.max_debt >= 0.0 && f.max_debt.is_finite()) {
+        return Err(bad("max_debt", "must be finite and >= 0", f.max_debt));
+    }
+    if !(f.credit >= 0.0 && f.credit.is_finite()) {
+        return Err(bad("credit", "must be finite and >= 0", f.credit));
+    }
+    Ok(())
+}
+
 /// The name of job `id` in the round scheduler: it carries the job type so that the placement's
 /// co-location model can read it back.
 fn name(id: usize, job_type: usize) -> String {
@@ -81,7 +108,7 @@ fn job_type_of(name: &str) -> Option<usize> {
 }
 
 impl Sts {
-    /// An STS policy for `cluster` with the solver and units of `options`.
+    /// An STS policy for `cluster` with the solver, units and fairness parameters of `options`.
     pub fn new(
         _cluster: &Cluster,
         _config: &SimConfig,
@@ -94,9 +121,11 @@ impl Sts {
                 got: "0".into(),
             });
         }
+        check_fairness(&options.sts_fairness)?;
         Ok(Sts {
             solver: options.sts_solver,
             units: options.sts_units,
+            fairness: options.sts_fairness,
             ladder: ladder(options.sts_units),
             inner: None,
             names: HashMap::new(),
@@ -116,7 +145,7 @@ impl Sts {
     /// The round scheduler, built at the first arrival (it needs the throughputs).
     fn inner(&mut self, state: &SimState<'_>) -> Result<&mut RoundScheduler, SimError> {
         if self.inner.is_none() {
-            let mut builder = Instance::builder();
+            let mut builder = Instance::builder().fairness(self.fairness);
             for t in &state.cluster.types {
                 let sizes: Vec<u64> = self.ladder.iter().map(|&s| u64::from(s)).collect();
                 builder =
