@@ -17,11 +17,20 @@ enum MixArg {
     Uniform,
 }
 
-/// `--slot-rule`.
+/// `--slot-rule` (of `gen` and `simulate`).
 #[derive(Clone, Copy, ValueEnum)]
-enum RuleArg {
+pub(crate) enum RuleArg {
     Composition,
     PowerLaw,
+}
+
+impl From<RuleArg> for SlotRule {
+    fn from(rule: RuleArg) -> SlotRule {
+        match rule {
+            RuleArg::Composition => SlotRule::Composition,
+            RuleArg::PowerLaw => SlotRule::PowerLaw,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -147,10 +156,7 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
         weights: args.weights.clone(),
         multi: args.multi,
         missing: args.missing,
-        slot_rule: match args.slot_rule {
-            RuleArg::Composition => SlotRule::Composition,
-            RuleArg::PowerLaw => SlotRule::PowerLaw,
-        },
+        slot_rule: args.slot_rule.into(),
         multi_mix: match args.multi_mix {
             MixArg::Gavel => MultiMix::Gavel,
             MixArg::Uniform => MultiMix::Uniform,

@@ -56,6 +56,9 @@ pub struct SimulateArgs {
     /// Spatial units per GPU for sts (slots of 1, 2, ... units).
     #[arg(long, default_value_t = 4)]
     units: u32,
+    /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (the earlier rule); docs/costs.md.
+    #[arg(long, value_enum, default_value_t = crate::r#gen::RuleArg::Composition)]
+    slot_rule: crate::r#gen::RuleArg,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -193,6 +196,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         sts_solver,
         sts_units: args.units,
         sts_fairness,
+        sts_slot_rule: args.slot_rule.into(),
         lp_method,
         pair_estimation,
     };

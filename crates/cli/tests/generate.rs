@@ -8,7 +8,8 @@ use std::process::Command;
 use stsfair::formulation::{JobClass, RoundProblem};
 use stsfair::{Fairness, Instance};
 use stsfair_costs::gavel::GavelThroughputs;
-use stsfair_costs::generate::{self, GenConfig, GpuSpec};
+use stsfair_costs::generate::{self, GenConfig, GpuSpec, MultiMix};
+use stsfair_costs::slots::SlotRule;
 use stsfair_costs::{JobType, ThroughputModel};
 
 fn root() -> PathBuf {
@@ -220,6 +221,82 @@ fn gavel_slot_times_follow_the_documented_derivation() {
             assert!(quarter >= half && half >= whole);
         }
     }
+}
+
+/// The power law (the earlier rule) differs from the composition rule only in slots below half
+/// a GPU: same jobs, same whole and half times, and a quarter GPU faster by the factor 1 / r.
+#[test]
+fn slot_rules_differ_only_below_half_a_gpu() {
+    let data = gavel();
+    let mut config = GenConfig {
+        jobs: 200,
+        gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
+        seed: 3,
+        ..GenConfig::default()
+    };
+    let composition = generate::from_measurements(data.inputs(), &config).unwrap();
+    config.slot_rule = SlotRule::PowerLaw;
+    let power = generate::from_measurements(data.inputs(), &config).unwrap();
+    let mut faster = 0;
+    for (c, p) in composition.jobs().iter().zip(power.jobs()) {
+        assert_eq!(c.id(), p.id());
+        for (tc, tp) in c.times().iter().zip(p.times()) {
+            assert_eq!((tc.gpu, tc.slot), (tp.gpu, tp.slot));
+            if tc.slot >= 2 {
+                assert_eq!(tc.sec_per_iter, tp.sec_per_iter);
+            } else {
+                let half = c
+                    .times()
+                    .iter()
+                    .find(|t| t.gpu == tc.gpu && t.slot == 2)
+                    .unwrap();
+                let whole = c
+                    .times()
+                    .iter()
+                    .find(|t| t.gpu == tc.gpu && t.slot == 4)
+                    .unwrap();
+                // tau(1) / tau_power(1) = 1 / r = tau(2) / tau(4), to the 6 digits written.
+                let ratio = tc.sec_per_iter / tp.sec_per_iter;
+                let expected = half.sec_per_iter / whole.sec_per_iter;
+                assert!(
+                    (ratio / expected - 1.0).abs() < 1e-4,
+                    "{}: {ratio} vs {expected}",
+                    c.id()
+                );
+                faster += usize::from(ratio > 1.0 + 1e-4);
+            }
+        }
+    }
+    assert!(
+        faster > 100,
+        "the power law promised more in only {faster} quarter slots"
+    );
+}
+
+/// With `multi`, scale factors follow Gavel's mix (0.70/0.10/0.15/0.05) by default, and the
+/// earlier uniform draw over the 83 job types gives mostly distributed jobs.
+#[test]
+fn gavel_multi_draws_gavels_scale_factor_mix() {
+    let data = gavel();
+    let mut config = GenConfig {
+        jobs: 4000,
+        gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
+        multi: true,
+        seed: 5,
+        ..GenConfig::default()
+    };
+    let share = |inst: &Instance, w: u32| {
+        inst.jobs().iter().filter(|j| j.workers() == w).count() as f64 / inst.jobs().len() as f64
+    };
+    let gavel_mix = generate::from_measurements(data.inputs(), &config).unwrap();
+    for (w, p) in [(1, 0.70), (2, 0.10), (4, 0.15), (8, 0.05)] {
+        let got = share(&gavel_mix, w);
+        // 4,000 draws: the standard error is below 0.0073.
+        assert!((got - p).abs() < 0.03, "{w} workers: {got} vs {p}");
+    }
+    config.multi_mix = MultiMix::Uniform;
+    let uniform = generate::from_measurements(data.inputs(), &config).unwrap();
+    assert!(share(&uniform, 1) < 0.45, "{}", share(&uniform, 1));
 }
 
 #[test]

@@ -131,6 +131,12 @@ pub trait Scheduler {
     fn solver_fallbacks(&self) -> u64 {
         0
     }
+    /// For policies that plan with predicted throughputs: the mean, over every job-round that
+    /// ran, of realized / planned throughput (1 when the plan's promises are kept). `None` for
+    /// the others.
+    fn realized_over_planned(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// A prepared simulation.
@@ -399,6 +405,7 @@ impl<'a> Simulation<'a> {
             },
             lease_extension_share: scheduler.lease_extension_share(),
             solver_fallbacks: scheduler.solver_fallbacks(),
+            realized_over_planned: scheduler.realized_over_planned(),
         })
     }
 

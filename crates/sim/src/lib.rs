@@ -317,6 +317,8 @@ pub struct SimResult {
     pub lease_extension_share: f64,
     /// Solver calls answered by a fallback solver ([`engine::Scheduler::solver_fallbacks`]).
     pub solver_fallbacks: u64,
+    /// Mean realized / planned throughput ([`engine::Scheduler::realized_over_planned`]).
+    pub realized_over_planned: Option<f64>,
 }
 
 /// What happened to one job.

@@ -15,7 +15,9 @@
 //!   lambda times their equal share on average over their life.
 //! - `solver_seconds_per_round`, `seconds`: solver time per round and wall time of the run;
 //!   `solver_fallbacks`: round-problem solves that the configured solver refused as too large and
-//!   the ILP answered (`sts` only).
+//!   the ILP answered (`sts` only); `realized_over_planned`: the mean over job-rounds of the
+//!   throughput a job realized beside its actual co-runners over the one its plan promised
+//!   (`sts` only): how far the slot times the planner used are from what runs.
 //! - `avg_jct_bound_h`, `makespan_bound_h`: what no policy can beat, every job alone on its
 //!   fastest GPU type from its arrival on (a co-located job runs no faster than alone): the mean
 //!   of steps / best solo throughput, and the latest arrival + that time, from the window's start.
@@ -60,6 +62,8 @@ pub struct Metrics {
     pub utilization: f64,
     /// Solver calls answered by the fallback solver.
     pub solver_fallbacks: u64,
+    /// Mean over job-rounds of realized / planned throughput (`sts` only; `null` otherwise).
+    pub realized_over_planned: Option<f64>,
     /// Mean over the window of the job's time alone on its fastest type, hours.
     pub avg_jct_bound_h: f64,
     /// Latest (arrival + time alone on its fastest type) of the window, from the window's
@@ -143,6 +147,7 @@ impl Metrics {
             rounds: result.rounds,
             utilization: result.utilization,
             solver_fallbacks: result.solver_fallbacks,
+            realized_over_planned: result.realized_over_planned,
             avg_jct_bound_h: mean(&alone) / 3600.0,
             makespan_bound_h: (latest - result.window_start) / 3600.0,
         }

@@ -34,18 +34,10 @@ pub struct WorkloadSpec {
     pub reference: String,
 }
 
-/// Draws a scale factor: 1/2/4/8 with probabilities 0.70/0.10/0.15/0.05.
+/// Draws a scale factor: 1/2/4/8 with probabilities 0.70/0.10/0.15/0.05 (the draw `stsfair gen
+/// --gavel --multi` makes too).
 fn scale_factor(rng: &mut ChaCha8Rng) -> u32 {
-    let r: f64 = rng.random();
-    if r < 0.70 {
-        1
-    } else if r < 0.80 {
-        2
-    } else if r < 0.95 {
-        4
-    } else {
-        8
-    }
+    stsfair_costs::generate::gavel_scale_factor(rng)
 }
 
 /// Draws a duration in seconds from the Philly-shaped mixture.

@@ -23,6 +23,7 @@ pub mod sts;
 use super::engine::Scheduler;
 use super::gavel::{AllocationPolicy, GavelRounds};
 use stsfair::{Fairness, SolverKind};
+use stsfair_costs::slots::SlotRule;
 
 use super::{Cluster, SimConfig, SimError};
 
@@ -46,6 +47,9 @@ pub struct PolicyOptions {
     pub sts_units: u32,
     /// Fairness parameters of `sts` (lambda, allowed debt, credit bound; MODEL.md section 3).
     pub sts_fairness: Fairness,
+    /// How `sts` derives the times of slots smaller than half a GPU (the co-runner composition
+    /// the simulation realizes, by default; docs/costs.md).
+    pub sts_slot_rule: SlotRule,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
     /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
@@ -115,6 +119,7 @@ impl Default for PolicyOptions {
             sts_solver: SolverKind::Dp,
             sts_units: 4,
             sts_fairness: Fairness::default(),
+            sts_slot_rule: SlotRule::default(),
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,
         }

@@ -4,8 +4,10 @@
 //! Each round the active jobs form an STS round problem (MODEL.md): every GPU is cut into `U`
 //! units (4 by default) with slots of 1, 2, 4, ... units, and a job's predicted throughput in
 //! each slot comes from the Gavel data exactly as `stsfair gen --gavel` derives it
-//! ([`slot_throughputs`]): the solo throughput for a whole GPU, the median co-located throughput
-//! for a half GPU, a power law through both for smaller slots. The round scheduler solves the
+//! ([`slot_throughputs_by`]): the solo throughput for a whole GPU, the median co-located
+//! throughput for a half GPU, and for smaller slots the co-runner composition rule that the
+//! simulation then realizes ([`PolicyOptions::sts_slot_rule`]; docs/costs.md). The round
+//! scheduler solves the
 //! problem (the solver is configurable: `dp` is exact and fast, `ilp` the HiGHS baseline),
 //! relaxes the fairness constraint when the forced jobs cannot all fit, and places the slots on
 //! GPUs choosing co-runners by their measured slowdowns.
@@ -38,7 +40,7 @@ use super::PolicyOptions;
 use stsfair::instance::{Fairness, Instance, JobSpec};
 use stsfair::rounds::RoundScheduler;
 use stsfair::solvers::{Fallback, Solver, SolverConfig, SolverKind};
-use stsfair_costs::slots::slot_throughputs;
+use stsfair_costs::slots::{SlotRule, slot_throughputs_by};
 
 /// The STS policy.
 pub struct Sts {
@@ -46,6 +48,7 @@ pub struct Sts {
     units: u32,
     fairness: Fairness,
     ladder: Vec<u32>,
+    slot_rule: SlotRule,
     inner: Option<RoundScheduler>,
     /// Job id -> its name in the round scheduler.
     names: HashMap<usize, String>,
@@ -53,6 +56,8 @@ pub struct Sts {
     realized: Vec<(String, f64)>,
     solver_seconds: f64,
     fallbacks: Arc<AtomicU64>,
+    /// Sum of realized / planned throughput over job-rounds, and their number.
+    kept_promises: (f64, u64),
 }
 
 impl std::fmt::Debug for Sts {
@@ -127,11 +132,13 @@ impl Sts {
             units: options.sts_units,
             fairness: options.sts_fairness,
             ladder: ladder(options.sts_units),
+            slot_rule: options.sts_slot_rule,
             inner: None,
             names: HashMap::new(),
             realized: Vec::new(),
             solver_seconds: 0.0,
             fallbacks: Arc::new(AtomicU64::new(0)),
+            kept_promises: (0.0, 0),
         })
     }
 
@@ -215,9 +222,14 @@ impl Scheduler for Sts {
             .model()
             .ok_or_else(|| Sts::error("the throughput table has no co-location model"))?;
         for t in &state.cluster.types {
-            for (slot, thr) in
-                slot_throughputs(model, t.worker, job.job_type, self.units, &self.ladder)
-            {
+            for (slot, thr) in slot_throughputs_by(
+                self.slot_rule,
+                model,
+                t.worker,
+                job.job_type,
+                self.units,
+                &self.ladder,
+            ) {
                 if thr > 0.0 {
                     spec = spec.time(&t.name, u64::from(slot), 1.0 / thr);
                 }
@@ -295,6 +307,10 @@ impl Scheduler for Sts {
             if !(realized.is_finite() && realized > 0.0) {
                 continue;
             }
+            if planned.throughput > 0.0 {
+                self.kept_promises.0 += realized / planned.throughput;
+                self.kept_promises.1 += 1;
+            }
             self.realized.push((planned.id.clone(), realized));
             placements.push(GpuGroup {
                 jobs: vec![id],
@@ -313,6 +329,11 @@ impl Scheduler for Sts {
 
     fn solver_fallbacks(&self) -> u64 {
         self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    fn realized_over_planned(&self) -> Option<f64> {
+        let (sum, n) = self.kept_promises;
+        (n > 0).then(|| sum / n as f64)
     }
 }
 
