@@ -397,6 +397,7 @@ fn plan_dict<'py>(
         d.set_item("minimum", j.minimum)?;
         d.set_item("forced", j.forced)?;
         d.set_item("relaxed", j.relaxed)?;
+        d.set_item("credit", j.credit)?;
         jobs.append(d)?;
     }
     let gpus = PyList::empty(py);

@@ -78,7 +78,7 @@ def test_plan_has_the_documented_fields():
     assert plan["relaxed"] == [] and plan["round"] == 0 and plan["solves"] == 1
     assert [j["id"] for j in plan["jobs"]] == ["seed", "x"]
     for j in plan["jobs"]:
-        assert set(j) >= {"id", "gpu", "slot", "sigma", "throughput", "forced", "relaxed",
+        assert set(j) >= {"id", "gpu", "slot", "sigma", "throughput", "forced", "relaxed", "credit",
                           "fair_rate", "deficit", "minimum"}
         assert (j["gpu"] is None) == (j["slot"] is None)
     x = plan["jobs"][1]
@@ -93,8 +93,9 @@ def test_plan_has_the_documented_fields():
 
 def test_scheduler_loop_moves_deficits_by_the_rule():
     # 20 rounds of the loop (more jobs arrive than fit: some are relaxed); after each report,
-    # D_j <- max(-B, D_j + lambda - sigma) with the plan's sigma (0 when idle), and a job that
-    # is neither relaxed nor behind stays within D_j <= Delta.
+    # D_j <- max(-B_j, D_j + lambda - sigma) with the plan's sigma (0 when idle) and the plan's
+    # credit bound B_j = max(B, largest sigma - lambda), and a job that is neither relaxed nor
+    # behind stays within D_j <= Delta.
     s = stsfair.RoundScheduler(CLUSTER)
     relaxed_seen = 0
     for ev in events():
@@ -110,7 +111,8 @@ def test_scheduler_loop_moves_deficits_by_the_rule():
                 continue
             sigma = j["sigma"] if j["gpu"] is not None else 0.0
             assert got["sigma"] == sigma
-            assert abs(got["deficit"] - max(-1.0, j["deficit"] + 1.0 - sigma)) <= 1e-12
+            assert j["credit"] >= 1.0
+            assert abs(got["deficit"] - max(-j["credit"], j["deficit"] + 1.0 - sigma)) <= 1e-12
             if not j["relaxed"] and j["deficit"] <= 1.0:
                 assert got["deficit"] <= 1.0 + 1e-9, j
     assert s.round == 20
