@@ -843,6 +843,10 @@ fn corrupted_snapshots_are_refused_naming_the_field() {
             "pending.jobs[0].fair_rate must be finite and >= 0 (got -1)",
         ),
         (
+            |v| v["pending"]["jobs"][0]["credit"] = 0.5.into(),
+            "pending.jobs[0].credit must be finite and >= fairness.credit (got 0.5)",
+        ),
+        (
             |v| v["last_runs"][0]["slot"] = 3.into(),
             "last_runs[0].slot must be one of the slot_sizes of v100 ([1, 2, 4]) (got 3)",
         ),
@@ -878,4 +882,56 @@ fn corrupted_snapshots_are_refused_naming_the_field() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("trailing characters"), "{err}");
+}
+
+/// The pending plan's credit bounds are saved (B_j, here above B for the distributed job j) and
+/// restored; a snapshot written before the per-job credit bound (no `credit`) restores with B,
+/// as the scheduler that wrote it would have updated the deficits.
+#[test]
+fn snapshots_keep_the_credit_bound_and_read_old_ones_with_b() {
+    // Five jobs on 4 GPUs: F of the 4-worker job "big" is 1/5 * 4/4 * 2 it/s = 0.4, its sigma on
+    // 4 whole GPUs 5, so B_big = max(1, 5 - 1) = 4.
+    let cluster = Instance::builder()
+        .gpu_type("v100", 4, 4, &[2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, DenseDp::default());
+    s.add_job(JobSpec::new("big").workers(4).time("v100", 4, 0.5))
+        .unwrap();
+    for id in ["a", "b", "c", "d"] {
+        s.add_job(JobSpec::new(id).time("v100", 4, 0.5).time("v100", 2, 0.8))
+            .unwrap();
+    }
+    s.plan().unwrap();
+    let good = serde_json::to_value(s.snapshot()).unwrap();
+    let credits: Vec<f64> = good["pending"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["credit"].as_f64().unwrap())
+        .collect();
+    assert!(
+        credits.iter().all(|&c| c >= 1.0) && credits.iter().any(|&c| c > 1.0),
+        "{credits:?}"
+    );
+    let report = [("big", 0.0), ("a", 0.0)];
+    // Idle jobs: the clamp does not bind, both readings agree; a huge sigma shows the bound.
+    let mut a = restore_text(&good.to_string()).unwrap();
+    let mut old = good.clone();
+    for j in old["pending"]["jobs"].as_array_mut().unwrap() {
+        j.as_object_mut().unwrap().remove("credit");
+    }
+    let mut b = restore_text(&old.to_string()).unwrap();
+    assert_eq!(a.report(&report).unwrap(), b.report(&report).unwrap());
+    let mut a = restore_text(&good.to_string()).unwrap();
+    let mut b = restore_text(&old.to_string()).unwrap();
+    let busy = [("big", 1e6), ("a", 1e6), ("b", 1e6), ("c", 1e6), ("d", 1e6)];
+    let new_rule = a.report(&busy).unwrap();
+    let old_rule = b.report(&busy).unwrap();
+    for (n, o) in new_rule.iter().zip(&old_rule) {
+        assert_eq!(o.deficit, -1.0);
+        assert!(n.deficit <= o.deficit);
+    }
+    assert_eq!(credits[0], 4.0);
+    assert_eq!(new_rule[0].deficit, -4.0);
 }
