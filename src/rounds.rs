@@ -569,7 +569,7 @@ impl RoundScheduler {
 
     /// Reports what really ran in the planned round: the realized throughput (iterations per
     /// second) of each job that ran; jobs of the round not listed idled (sigma 0). Every job of
-    /// the round that is still active gets D_j <- max(-B, D_j + lambda - sigma_realized), except
+    /// the round that is still active gets D_j <- max(-B_j, D_j + lambda - sigma_realized) (B_j of the plan, [`PlannedJob::credit`]), except
     /// jobs with F_j = 0, which keep their deficit. Jobs removed since the plan are ignored.
     /// Returns the service of every updated job, in job order.
     ///

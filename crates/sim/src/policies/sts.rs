@@ -26,7 +26,8 @@
 //! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
 //! reports how often (`solver_fallbacks`).
 //!
-//! Per round: one round-problem solve (more when relaxing, O(log F) for F forced jobs), O(n)
+//! Per round: one round-problem solve (three when relaxing: the infeasible one, the count problem
+//! and the relaxed round), O(n)
 //! instance building, and placement.
 
 use std::collections::HashMap;
