@@ -27,8 +27,7 @@
 //! reports how often (`solver_fallbacks`).
 //!
 //! Per round: one round-problem solve (three when relaxing: the infeasible one, the count problem
-//! and the relaxed round), O(n)
-//! instance building, and placement.
+//! and the relaxed round), O(n) instance building, and placement.
 
 use std::collections::HashMap;
 use std::sync::Arc;
