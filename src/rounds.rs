@@ -437,6 +437,19 @@ impl RoundScheduler {
         Ok(())
     }
 
+    /// Sets a job's weight w_j, for a caller whose priorities change between rounds: it sets the
+    /// job's share phi_j = w_j / (sum of w) and the value of its options from the next
+    /// [`plan`](Self::plan) on. Validated like a file's weight (finite, > 0); on error nothing
+    /// changes.
+    pub fn set_weight(&mut self, id: &str, weight: f64) -> Result<(), RoundError> {
+        let i = self.position(id).ok_or_else(|| RoundError::UnknownJob {
+            job: id.to_string(),
+        })?;
+        let spec = self.spec(&self.jobs[i], self.deficits[i]).weight(weight);
+        self.jobs[i] = self.validate(spec, Some(id))?;
+        Ok(())
+    }
+
     /// Sets a job's deficit, for example to restore a scheduler's state. Must be finite.
     pub fn set_deficit(&mut self, id: &str, deficit: f64) -> Result<(), RoundError> {
         let i = self.position(id).ok_or_else(|| RoundError::UnknownJob {
@@ -1099,6 +1112,23 @@ mod tests {
         ));
         assert_eq!(s.deficit("b"), Some(2.0));
         assert_eq!(s.round(), 0);
+    }
+
+    #[test]
+    fn set_weight_changes_shares_and_values_and_is_validated() {
+        let mut s = RoundScheduler::new(&crowded(), Box::new(DenseDp::default()));
+        s.set_weight("a", 3.0).unwrap();
+        let plan = s.plan().unwrap();
+        // phi_a = 3/5 of one GPU at 1 it/s.
+        assert!((plan.jobs[0].fair_rate - 0.6).abs() < 1e-12);
+        assert_eq!(s.jobs().next().unwrap().0.weight(), 3.0);
+        let e = s.set_weight("a", 0.0).unwrap_err();
+        assert!(e.to_string().contains("jobs[0].weight"), "{e}");
+        assert!(matches!(
+            s.set_weight("zz", 1.0),
+            Err(RoundError::UnknownJob { .. })
+        ));
+        assert_eq!(s.jobs().next().unwrap().0.weight(), 3.0);
     }
 
     #[test]

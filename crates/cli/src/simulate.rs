@@ -14,6 +14,13 @@ use stsfair_sim::{self, Cluster, Metrics, SimConfig, SimError, SimResult, Throug
 
 use crate::Failure;
 
+/// `--sts-weights`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum WeightsArg {
+    Trace,
+    Attained,
+}
+
 #[derive(Args)]
 pub struct SimulateArgs {
     /// Gavel throughputs file (simulation_throughputs.json; default: the measured data bundled
@@ -59,6 +66,9 @@ pub struct SimulateArgs {
     /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (the earlier rule); docs/costs.md.
     #[arg(long, value_enum, default_value_t = crate::r#gen::RuleArg::Composition)]
     slot_rule: crate::r#gen::RuleArg,
+    /// How sts weights jobs: `trace` (the trace's priority weights, equal shares as Gavel's policies) or `attained` (least attained service first, as Tiresias: w = weight / (1 + GPU-hours received), recomputed every round).
+    #[arg(long, value_enum, default_value_t = WeightsArg::Trace)]
+    sts_weights: WeightsArg,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -197,6 +207,10 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         sts_units: args.units,
         sts_fairness,
         sts_slot_rule: args.slot_rule.into(),
+        sts_weights: match args.sts_weights {
+            WeightsArg::Trace => policies::sts::Weights::Trace,
+            WeightsArg::Attained => policies::sts::Weights::Attained,
+        },
         lp_method,
         pair_estimation,
     };

@@ -50,6 +50,8 @@ pub struct PolicyOptions {
     /// How `sts` derives the times of slots smaller than half a GPU (the co-runner composition
     /// the simulation realizes, by default; docs/costs.md).
     pub sts_slot_rule: SlotRule,
+    /// How `sts` weights jobs (their shares and the value of their options).
+    pub sts_weights: sts::Weights,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
     /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
@@ -120,6 +122,7 @@ impl Default for PolicyOptions {
             sts_units: 4,
             sts_fairness: Fairness::default(),
             sts_slot_rule: SlotRule::default(),
+            sts_weights: sts::Weights::default(),
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,
         }

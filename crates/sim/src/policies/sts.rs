@@ -42,6 +42,20 @@ use stsfair::rounds::RoundScheduler;
 use stsfair::solvers::{Fallback, Solver, SolverConfig, SolverKind};
 use stsfair_costs::slots::{SlotRule, slot_throughputs_by};
 
+/// How the sts policy weights jobs. The weight w_j sets a job's fair share phi_j = w_j / (sum of
+/// w) and the value of its options (MODEL.md sections 3 and 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Weights {
+    /// The trace's priority weights (1 for generated jobs): equal shares, as Gavel's policies.
+    #[default]
+    Trace,
+    /// Least attained service first, as Tiresias (Gu et al., NSDI 2019) orders jobs without
+    /// knowing their length: w_j = (trace weight) / (1 + a_j / 1 GPU-hour), with a_j the GPU time
+    /// the job has received so far, recomputed every round. Jobs that have run little get larger
+    /// shares and count for more; every job keeps the fairness floor of its (smaller) share.
+    Attained,
+}
+
 /// The STS policy.
 pub struct Sts {
     solver: SolverKind,
@@ -49,6 +63,10 @@ pub struct Sts {
     fairness: Fairness,
     ladder: Vec<u32>,
     slot_rule: SlotRule,
+    weights: Weights,
+    /// GPU-seconds each job has received (slots of `fraction` of a GPU for a round count as
+    /// `fraction` of it), for [`Weights::Attained`].
+    attained: HashMap<usize, f64>,
     inner: Option<RoundScheduler>,
     /// Job id -> its name in the round scheduler.
     names: HashMap<usize, String>,
@@ -133,6 +151,8 @@ impl Sts {
             fairness: options.sts_fairness,
             ladder: ladder(options.sts_units),
             slot_rule: options.sts_slot_rule,
+            weights: options.sts_weights,
+            attained: HashMap::new(),
             inner: None,
             names: HashMap::new(),
             realized: Vec::new(),
@@ -241,6 +261,7 @@ impl Scheduler for Sts {
     }
 
     fn job_finished(&mut self, id: usize, _state: &SimState<'_>) {
+        self.attained.remove(&id);
         if let (Some(label), Some(inner)) = (self.names.remove(&id), self.inner.as_mut()) {
             // The job is active in the scheduler: removal cannot fail.
             let _ = inner.remove_job(&label);
@@ -263,6 +284,21 @@ impl Scheduler for Sts {
     fn plan(&mut self, state: &SimState<'_>) -> Result<Vec<GpuGroup>, SimError> {
         if state.active.is_empty() {
             return Ok(Vec::new());
+        }
+        if self.weights == Weights::Attained {
+            let weights: Vec<(String, f64)> = state
+                .active
+                .iter()
+                .filter_map(|&id| {
+                    let label = self.names.get(&id)?;
+                    let got = self.attained.get(&id).copied().unwrap_or(0.0);
+                    Some((label.clone(), state.jobs[id].weight / (1.0 + got / 3600.0)))
+                })
+                .collect();
+            let inner = self.inner(state)?;
+            for (label, w) in weights {
+                inner.set_weight(&label, w).map_err(Sts::error)?;
+            }
         }
         let start = Instant::now();
         let plan = self.inner(state)?.plan().map_err(Sts::error)?;
@@ -311,6 +347,8 @@ impl Scheduler for Sts {
                 self.kept_promises.0 += realized / planned.throughput;
                 self.kept_promises.1 += 1;
             }
+            *self.attained.entry(id).or_default() +=
+                gpus.len() as f64 * f64::from(slot) / f64::from(self.units) * state.round_seconds;
             self.realized.push((planned.id.clone(), realized));
             placements.push(GpuGroup {
                 jobs: vec![id],
