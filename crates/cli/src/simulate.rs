@@ -60,8 +60,8 @@ pub struct SimulateArgs {
     /// Solver of the sts round problem (dp, ilp, ...).
     #[arg(long, default_value = "dp")]
     sts_solver: String,
-    /// Spatial units per GPU for sts (slots of 1, 2, ... units).
-    #[arg(long, default_value_t = 4)]
+    /// Spatial units per GPU for sts (slots of 1, 2, ... units): 2 (half GPUs, every co-location a measured pair) by default; 4 adds quarter GPUs (docs/results.md).
+    #[arg(long, default_value_t = 2)]
     units: u32,
     /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (the earlier rule); docs/costs.md.
     #[arg(long, value_enum, default_value_t = crate::r#gen::RuleArg::Composition)]

@@ -43,7 +43,8 @@ pub struct PolicyOptions {
     /// Solver of the `sts` round problem.
     pub sts_solver: SolverKind,
     /// Units per GPU for `sts` (spatial slots 1, 2, ... up to this, a divisibility ladder of
-    /// powers of two).
+    /// powers of two). 2 by default: half GPUs, whose co-located times are measured pairs; 4
+    /// adds quarter GPUs, priced by composing pairs (docs/results.md has the measurements).
     pub sts_units: u32,
     /// Fairness parameters of `sts` (lambda, allowed debt, credit bound; MODEL.md section 3).
     pub sts_fairness: Fairness,
@@ -119,7 +120,7 @@ impl Default for PolicyOptions {
     fn default() -> Self {
         PolicyOptions {
             sts_solver: SolverKind::Dp,
-            sts_units: 4,
+            sts_units: 2,
             sts_fairness: Fairness::default(),
             sts_slot_rule: SlotRule::default(),
             sts_weights: sts::Weights::default(),
