@@ -100,7 +100,7 @@ pub(super) const TABLE_WORK: usize = 400_000_000;
 /// Cell updates the tables of a run may take per state of the largest run of the solve so far
 /// (a cell update costs about 1 ns, a state about 1 us: a cheap solve never pays more for the
 /// tables than for its states).
-pub(super) const TABLE_WORK_PER_STATE: u64 = 500;
+pub(super) const TABLE_WORK_PER_STATE: u64 = 2000;
 
 /// Most cells of one set's room grid (256 x 256): pairs of types whose grid is larger fall back
 /// to single types.

@@ -166,7 +166,7 @@ impl Solver for Dp {
             // it): the class DP as a beam search (the BEAM sub-states of largest bound per step)
             // over the choices the incumbent's gap allows. Its value only lowers the last run's
             // gap; exactness never depends on it.
-            if !beam_done && last_states > BEAM_AFTER_STATES {
+            if !beam_done && !tables_on && last_states > BEAM_AFTER_STATES {
                 beam_done = true;
                 let gap = best.as_ref().map_or(f64::INFINITY, |(v, _)| bound - v);
                 let floor = best.as_ref().map_or(f64::NEG_INFINITY, |(v, _)| v + tol);
@@ -219,7 +219,7 @@ impl Solver for Dp {
                 tables: match (tables_on, self.tables_after_states) {
                     (false, _) => 0,
                     (true, 0) => TABLE_WORK,
-                    (true, _) => usize::try_from(largest_any.saturating_mul(TABLE_WORK_PER_STATE))
+                    (true, _) => usize::try_from(states.saturating_mul(TABLE_WORK_PER_STATE))
                         .unwrap_or(usize::MAX)
                         .min(TABLE_WORK),
                 },

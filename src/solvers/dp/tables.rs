@@ -118,36 +118,42 @@ impl TypeTables {
             let mut next = vec![0.0; cells];
             for i in (0..m).rev() {
                 cur.copy_from_slice(&data[(i + 1) * cells..(i + 2) * cells]);
-                // Per kept choice: its shift on the grid (None: off S) and its value there.
-                let moves: Vec<(Option<(usize, usize)>, f64)> = kept[core[i]]
-                    .iter()
-                    .map(|c| match c.gpu {
+                // Per kept choice on S: its shift on the grid and its value; the choices off S
+                // (and idle) do not move on the grid, so only the best of their values counts.
+                let mut off = f64::NEG_INFINITY;
+                let mut moves: Vec<(usize, usize, f64)> = Vec::new();
+                for c in &kept[core[i]] {
+                    match c.gpu {
                         Some(g) => match types.iter().position(|&t| t == g) {
-                            Some(0) => (Some(((c.units / grain[g]) as usize, 0)), c.value),
-                            Some(_) => (Some((0, (c.units / grain[g]) as usize)), c.value),
-                            None => (None, c.value - mu[g] * c.units as f64),
+                            Some(0) => moves.push(((c.units / grain[g]) as usize, 0, c.value)),
+                            Some(_) => moves.push((0, (c.units / grain[g]) as usize, c.value)),
+                            None => off = off.max(c.value - mu[g] * c.units as f64),
                         },
-                        None => (None, 0.0),
-                    })
-                    .collect();
+                        None => off = off.max(0.0),
+                    }
+                }
                 let da = dims[0];
                 let db = dims.get(1).copied().unwrap_or(1);
                 for _job in 0..classes[core[i]].jobs.len() {
-                    next.fill(f64::NEG_INFINITY);
-                    for &(shift, v) in &moves {
-                        match shift {
-                            None => {
-                                for (n, c) in next.iter_mut().zip(&cur) {
-                                    *n = n.max(c + v);
-                                }
-                            }
-                            Some((sa, sb)) => {
-                                for rb in sb..db {
-                                    for ra in sa..da {
-                                        let at = ra + da * rb;
-                                        let from = (ra - sa) + da * (rb - sb);
-                                        next[at] = next[at].max(cur[from] + v);
-                                    }
+                    if off > f64::NEG_INFINITY {
+                        for (n, c) in next.iter_mut().zip(&cur) {
+                            *n = c + off;
+                        }
+                    } else {
+                        next.fill(f64::NEG_INFINITY);
+                    }
+                    for &(sa, sb, v) in &moves {
+                        if sa >= da {
+                            // Larger than every room: fits no cell.
+                            continue;
+                        }
+                        for rb in sb..db {
+                            let row = &mut next[da * rb + sa..da * (rb + 1)];
+                            let from = &cur[da * (rb - sb)..da * (rb - sb) + da - sa];
+                            for (n, c) in row.iter_mut().zip(from) {
+                                let x = c + v;
+                                if x > *n {
+                                    *n = x;
                                 }
                             }
                         }
