@@ -85,6 +85,9 @@ pub(super) struct ClassDp<'a> {
     /// Most cell updates [`TypeTables`] may take in this run (0: no tables); pairs of types
     /// whose tables would take more fall back to single types, and those to none.
     pub(super) tables: usize,
+    /// Tables built by the caller for exactly this run's core, kept choices and residual (then
+    /// `tables` is not used): gap deepening builds them once for several runs.
+    pub(super) prebuilt: Option<&'a TypeTables>,
 }
 
 /// Per-layer data over the remaining core classes of one run, and the room the state key and
@@ -226,7 +229,7 @@ impl Suffix {
 pub(super) struct Bounds<'a> {
     pub(super) probes: &'a [Vec<f64>],
     pub(super) sfx: Suffix,
-    pub(super) tables: Option<TypeTables>,
+    pub(super) tables: Option<&'a TypeTables>,
 }
 
 impl Bounds<'_> {
@@ -387,7 +390,7 @@ impl ClassDp<'_> {
         };
         let (k, m) = (sfx.k, core.len());
         let stride = sfx.strides()?;
-        let tables = if self.tables > 0 {
+        let owned = if self.prebuilt.is_none() && self.tables > 0 {
             TypeTables::new(self.classes, self.kept, core, &sfx, mu, self.tables)
         } else {
             None
@@ -395,7 +398,7 @@ impl ClassDp<'_> {
         let bounds = Bounds {
             probes: self.probes,
             sfx,
-            tables,
+            tables: self.prebuilt.or(owned.as_ref()),
         };
         let sfx = &bounds.sfx;
 
@@ -745,6 +748,7 @@ mod tests {
                 spent: 0,
                 beam: None,
                 tables: 0,
+                prebuilt: None,
             };
             let mut run = |floor: f64| {
                 dp.run(&fixed.core, &fixed.residual, fixed.base, floor)

@@ -105,3 +105,9 @@ pub(super) const TABLE_WORK_PER_STATE: u64 = 2000;
 /// Most cells of one set's room grid (256 x 256): pairs of types whose grid is larger fall back
 /// to single types.
 pub(super) const TABLE_GRID: usize = 1 << 16;
+
+/// Once the tables are on, the fixing and its tables are made for this many times the gap of
+/// the run that needs them and kept while the runs' gaps stay within it: 2 covers three runs
+/// of [`SLOW_GROWTH`] (1.25^3 < 2), whose tables (0.03 to 0.08 s each on the 300-job round of
+/// large gap) were rebuilt for every run, while the extra choices kept cost the bound little.
+pub(super) const TABLE_SPAN: f64 = 2.0;

@@ -56,14 +56,16 @@ use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
 use bound::multipliers;
-use class_dp::{ClassDp, probes};
+use class_dp::{ClassDp, Suffix, probes};
 use classes::classes;
-use fixing::{fix, widest};
+use fixing::{Fixed, fix, widest};
 use incumbent::{beam_search, incumbent, least_value};
 use limits::{
     BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, PREDICT_AFTER_STATES,
-    SLOW_GROWTH, SOLVE_BUDGET, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TOLERANCE,
+    SLOW_GROWTH, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
+    TOLERANCE,
 };
+use tables::TypeTables;
 
 /// The fast exact DP.
 ///
@@ -157,6 +159,8 @@ impl Solver for Dp {
         let mut largest_run = 0u64;
         let mut largest_any = 0u64;
         let mut g = FIRST_GAP * bound.abs().max(1.0);
+        // The fixing of the last runs with tables, the gap it was made for, and its tables.
+        let mut cached: Option<(f64, Fixed, Option<TypeTables>)> = None;
         let mut runs = 0u64;
         let mut core_jobs: u64;
         let mut core_classes: u64;
@@ -197,7 +201,55 @@ impl Solver for Dp {
             };
             last_gap = gap;
             runs += 1;
-            let fixed = setup(gap);
+            // The tables may cost as much as TABLE_WORK_PER_STATE cell updates per state the
+            // solve has created so far (a cheap solve never pays more for them than for its
+            // states), at most TABLE_WORK.
+            let table_work = match (tables_on, self.tables_after_states) {
+                (false, _) => 0,
+                (true, 0) => TABLE_WORK,
+                (true, _) => usize::try_from(states.saturating_mul(TABLE_WORK_PER_STATE))
+                    .unwrap_or(usize::MAX)
+                    .min(TABLE_WORK),
+            };
+            // With the tables on, the fixing and its tables are made for a gap TABLE_SPAN
+            // times this run's and kept for the next runs while their gap stays within it:
+            // fixing at a larger gap keeps more choices, which Lemma 3 allows (the floor, not
+            // the fixing, decides what a run finds), and a run then costs its states only.
+            let own;
+            let (fixed, prebuilt) = if table_work > 0 {
+                let fresh = match &cached {
+                    Some((at, _, Some(_))) => *at < gap,
+                    _ => true,
+                };
+                if fresh {
+                    let wide = if last {
+                        gap
+                    } else {
+                        (gap * TABLE_SPAN).min(incumbent_gap)
+                    };
+                    let fixed = setup(wide);
+                    let tables =
+                        Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
+                            .and_then(|sfx| {
+                                TypeTables::new(
+                                    &classes,
+                                    &fixed.kept,
+                                    &fixed.core,
+                                    &sfx,
+                                    &mu,
+                                    table_work,
+                                )
+                            });
+                    cached = Some((wide, fixed, tables));
+                }
+                match &cached {
+                    Some((_, fixed, tables)) => (fixed, tables.as_ref()),
+                    None => unreachable!("the cache was just filled"),
+                }
+            } else {
+                own = setup(gap);
+                (&own, None)
+            };
             core_classes = fixed.core.len() as u64;
             core_jobs = fixed
                 .core
@@ -213,16 +265,8 @@ impl Solver for Dp {
                 limit: budget.saturating_sub(states),
                 spent: states,
                 beam: None,
-                // The tables may cost as much as TABLE_WORK_PER_STATE cell updates per state of
-                // the largest run so far (a cheap solve never pays more for them than for its
-                // states), at most TABLE_WORK.
-                tables: match (tables_on, self.tables_after_states) {
-                    (false, _) => 0,
-                    (true, 0) => TABLE_WORK,
-                    (true, _) => usize::try_from(states.saturating_mul(TABLE_WORK_PER_STATE))
-                        .unwrap_or(usize::MAX)
-                        .min(TABLE_WORK),
-                },
+                tables: 0,
+                prebuilt,
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
             states += dp.states;
