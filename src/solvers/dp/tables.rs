@@ -268,9 +268,10 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::solution::objectives_agree;
     use crate::solvers::dp::Dp;
     use crate::solvers::dp::bound::multipliers;
-    use crate::solvers::dp::class_dp::Bounds;
+    use crate::solvers::dp::class_dp::{Bounds, ClassDp, probes};
     use crate::solvers::dp::classes::classes;
     use crate::solvers::dp::fixing::fix;
     use crate::solvers::dp::limits::{TABLE_WORK, TOLERANCE};
@@ -308,6 +309,54 @@ mod tests {
         #[test]
         fn dp_with_tables_matches_dense_dp_on_copies(instance in testing::instance(SMALL, 15)) {
             testing::agree(&with_tables(), &instance, &DenseDp::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Fixing at a wider gap than the floor's (as gap deepening does once the tables are
+        /// on, TABLE_SPAN), with tables built by the caller for that fixing: a run whose floor
+        /// is just below the optimum finds it, one just above finds nothing.
+        #[test]
+        fn wider_fixing_with_prebuilt_tables_finds_the_optimum(
+            problem in testing::small_problem(),
+            factor in prop_oneof![Just(1.0), 1.0f64..8.0],
+        ) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let Some(opt) = optimum(&problem)? else {
+                return Ok(());
+            };
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let fixed = fix(&classes, &problem.capacity, &mu, (l - opt).max(0.0) * factor, tol);
+            let probes = probes(&mu);
+            let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
+            else {
+                return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));
+            };
+            let tables = TypeTables::new(&classes, &fixed.kept, &fixed.core, &sfx, &mu, TABLE_WORK);
+            let mut dp = ClassDp {
+                classes: &classes,
+                kept: &fixed.kept,
+                probes: &probes,
+                max_states: 1 << 20,
+                states: 0,
+                limit: u64::MAX,
+                spent: 0,
+                beam: None,
+                tables: 0,
+                prebuilt: tables.as_ref(),
+            };
+            let mut run = |floor: f64| {
+                dp.run(&fixed.core, &fixed.residual, fixed.base, floor)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))
+            };
+            let Some((total, _)) = run(opt - tol)? else {
+                return Err(TestCaseError::fail(format!("nothing found above {}", opt - tol)));
+            };
+            prop_assert!(objectives_agree(opt, total), "dp {} optimum {}", total, opt);
+            let above = opt + 1e-6 * opt.abs().max(1.0);
+            prop_assert!(run(above)?.is_none(), "found a solution above the optimum {}", opt);
         }
     }
 
