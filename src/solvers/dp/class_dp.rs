@@ -23,7 +23,7 @@
 use rustc_hash::FxHashMap;
 
 use super::classes::{Choice, Class, best_rc, rc};
-use super::limits::PROBE_SCALES;
+use super::limits::{PROBE_SCALES, SCAN_COUNTS};
 use super::tables::TypeTables;
 use crate::solvers::SolveError;
 
@@ -85,6 +85,10 @@ pub(super) struct ClassDp<'a> {
     /// Most cell updates [`TypeTables`] may take in this run (0: no tables); pairs of types
     /// whose tables would take more fall back to single types, and those to none.
     pub(super) tables: usize,
+    /// Whether the run dropped a state or count because its bound was below the floor (if
+    /// not, only the capacities ended it, and a run with a lower floor and the same kept
+    /// choices would end the same way).
+    pub(super) pruned: bool,
     /// Tables built by the caller for exactly this run's core, kept choices and residual (then
     /// `tables` is not used): gap deepening builds them once for several runs.
     pub(super) prebuilt: Option<&'a TypeTables>,
@@ -247,7 +251,7 @@ impl Bounds<'_> {
     // (measured: as an out-of-line call it cost 5% more instructions on gavel-100x3-1000).
     #[inline(always)]
     pub(super) fn bound(&self, value: f64, used: &[u64], i: usize, rest: Option<Rest>) -> f64 {
-        self.probe_bound(value, used, i, rest)
+        self.probe_bound(value, used, i, rest, f64::NEG_INFINITY)
             .min(self.table_bound(value, used, i, rest))
     }
 
@@ -257,12 +261,17 @@ impl Bounds<'_> {
     /// function of `cnt`: per probe, a linear function plus terms p_t min(a - b cnt, c - d cnt),
     /// and the least of concave functions is concave (docs/solver.md step 6, counting).
     #[inline(always)]
+    ///
+    /// It stops at the first probe below `cut` and returns that probe's bound (still an upper
+    /// bound, below `cut`): a caller that only asks whether the bound reaches a floor passes
+    /// the floor, one that needs the least over every probe passes -inf.
     pub(super) fn probe_bound(
         &self,
         value: f64,
         used: &[u64],
         i: usize,
         rest: Option<Rest>,
+        cut: f64,
     ) -> f64 {
         let sfx = &self.sfx;
         let (start, probes) = match rest {
@@ -280,6 +289,9 @@ impl Bounds<'_> {
                 |t| rest.map_or(0, |r| r.jobs * r.units[t]),
             );
             best = best.min(u);
+            if best < cut {
+                break;
+            }
         }
         best
     }
@@ -406,6 +418,7 @@ impl ClassDp<'_> {
         let mut values: Vec<f64> = vec![base];
         let mut keys: Vec<u128> = vec![0];
         if bounds.bound(base, &units, 0, None) < floor {
+            self.pruned = true;
             return Ok(None);
         }
         // Per class, per choice step: each sub-state's parent and the count that made it.
@@ -457,7 +470,7 @@ impl ClassDp<'_> {
                     };
                     // The sub-state with `cnt` jobs on `ch`: its units (in `row`), key, value
                     // and the probes' bound.
-                    let eval = |cnt: u64, row: &mut [u64]| -> (u128, f64, f64) {
+                    let eval = |cnt: u64, row: &mut [u64], cut: f64| -> (u128, f64, f64) {
                         row.copy_from_slice(used);
                         let mut key = keys[s];
                         let mut v = values[s] + ch.value * cnt as f64;
@@ -473,7 +486,7 @@ impl ClassDp<'_> {
                         let p = if last {
                             put(tail, left - cnt, row);
                             v += tail.value * (left - cnt) as f64;
-                            bounds.probe_bound(v, row, i + 1, None)
+                            bounds.probe_bound(v, row, i + 1, None, cut)
                         } else {
                             // The class's other jobs take at best the tail's rc and at most
                             // its units per type, at prices mu.
@@ -482,17 +495,25 @@ impl ClassDp<'_> {
                                 rc: tail_rc[q + 1],
                                 units: &tail_units[(q + 1) * k..(q + 2) * k],
                             };
-                            bounds.probe_bound(v, row, i + 1, Some(rest))
+                            bounds.probe_bound(v, row, i + 1, Some(rest), cut)
                         };
                         (key, v, p)
                     };
                     // The probes' bound is concave in cnt (Bounds::probe_bound), so the counts
-                    // it keeps above the floor form an interval: find a count in it (a walk
-                    // from `a` while the bound rises, by bisection on the sign of its
-                    // differences), then walk out both ways until the bound drops below.
-                    let start = above(a, b, floor, |c| eval(c, &mut row).2);
-                    let Some(start) = start else {
-                        continue;
+                    // it keeps above the floor form an interval: for a long range, find a
+                    // count in it (`above`), then walk out both ways until the bound drops
+                    // below; a short range is scanned. The walk and the scan only ask whether
+                    // a count's bound reaches the floor (`cut`).
+                    let (start, scan) = if b - a < SCAN_COUNTS {
+                        (a, true)
+                    } else {
+                        match above(a, b, floor, |c| eval(c, &mut row, f64::NEG_INFINITY).2) {
+                            Some(start) => (start, false),
+                            None => {
+                                self.pruned = true;
+                                continue;
+                            }
+                        }
                     };
                     // Up from `start`, then down from `start - 1`.
                     let up = (start..=b).map(|c| (c, true));
@@ -502,8 +523,12 @@ impl ClassDp<'_> {
                         if rising && stop_up {
                             continue;
                         }
-                        let (key, v, p) = eval(cnt, &mut row);
+                        let (key, v, p) = eval(cnt, &mut row, floor);
                         if p < floor {
+                            self.pruned = true;
+                            if scan {
+                                continue;
+                            }
                             if rising {
                                 stop_up = true;
                                 continue;
@@ -523,6 +548,7 @@ impl ClassDp<'_> {
                         };
                         let score = p.min(t);
                         if score < floor {
+                            self.pruned = true;
                             continue;
                         }
                         let id = (key, n - rest);
@@ -748,6 +774,7 @@ mod tests {
                 spent: 0,
                 beam: None,
                 tables: 0,
+                pruned: false,
                 prebuilt: None,
             };
             let mut run = |floor: f64| {

@@ -84,6 +84,7 @@ pub(super) fn beam_search(
         spent,
         beam: Some(BEAM),
         tables: 0,
+        pruned: false,
         prebuilt: None,
     };
     let found = dp

@@ -111,3 +111,9 @@ pub(super) const TABLE_GRID: usize = 1 << 16;
 /// of [`SLOW_GROWTH`] (1.25^3 < 2), whose tables (0.03 to 0.08 s each on the 300-job round of
 /// large gap) were rebuilt for every run, while the extra choices kept cost the bound little.
 pub(super) const TABLE_SPAN: f64 = 2.0;
+
+/// A step of the class DP whose counts that fit span fewer than this many values scans them
+/// all; a longer one finds the counts above the floor by bisection on the concave probe bound
+/// (docs/solver.md step 6), which costs a few full evaluations more than it saves on short
+/// ranges.
+pub(super) const SCAN_COUNTS: u64 = 8;

@@ -58,7 +58,7 @@ use crate::solution::{Infeasibility, SolveStats};
 use bound::multipliers;
 use class_dp::{ClassDp, Suffix, probes};
 use classes::classes;
-use fixing::{Fixed, fix, widest};
+use fixing::{Fixed, fix, next_gap, widest};
 use incumbent::{beam_search, incumbent, least_value};
 use limits::{
     BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, PREDICT_AFTER_STATES,
@@ -266,6 +266,7 @@ impl Solver for Dp {
                 spent: states,
                 beam: None,
                 tables: 0,
+                pruned: false,
                 prebuilt,
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
@@ -308,6 +309,12 @@ impl Solver for Dp {
                 largest_run = largest_run.max(dp.states.max(1));
             }
             g *= if tables_on { SLOW_GROWTH } else { FAST_GROWTH };
+            // A run that dropped nothing by its floor ended on the capacities alone: every
+            // run with a lower floor and the same kept choices ends the same way, so the next
+            // gap is at least the next one at which the fixing keeps more.
+            if !dp.pruned {
+                g = g.max(next_gap(&classes, &mu, gap, tol));
+            }
         };
         let sol = match chosen {
             None => Solution::infeasible("dp", problem, Infeasibility::of(problem)),

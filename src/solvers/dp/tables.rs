@@ -345,6 +345,7 @@ mod tests {
                 spent: 0,
                 beam: None,
                 tables: 0,
+                pruned: false,
                 prebuilt: tables.as_ref(),
             };
             let mut run = |floor: f64| {
