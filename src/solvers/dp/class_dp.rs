@@ -85,10 +85,10 @@ pub(super) struct ClassDp<'a> {
     /// Most cell updates [`TypeTables`] may take in this run (0: no tables); pairs of types
     /// whose tables would take more fall back to single types, and those to none.
     pub(super) tables: usize,
-    /// Whether the run dropped a state or count because its bound was below the floor (if
-    /// not, only the capacities ended it, and a run with a lower floor and the same kept
-    /// choices would end the same way).
-    pub(super) pruned: bool,
+    /// The largest bound of a state or count the run dropped because its bound was below the
+    /// floor (-inf if none): every completion with the kept choices that the run did not
+    /// reach is worth at most this (docs/solver.md step 5).
+    pub(super) dropped: f64,
     /// Tables built by the caller for exactly this run's core, kept choices and residual (then
     /// `tables` is not used): gap deepening builds them once for several runs.
     pub(super) prebuilt: Option<&'a TypeTables>,
@@ -312,25 +312,26 @@ impl Bounds<'_> {
     }
 }
 
-/// A count c in `a..=b` with `f(c) >= floor`, or `None` when there is none, for a function
-/// `f` that is concave on the integers (so that the counts it keeps form an interval, which the
-/// caller walks out from c). O(log(b - a)) evaluations: `f(a)`, then, while `f` rises from
-/// `a`, a bisection on the sign of its differences for the count where it stops rising.
-fn above(a: u64, b: u64, floor: f64, mut f: impl FnMut(u64) -> f64) -> Option<u64> {
+/// A count c in `a..=b` with `f(c) >= floor`, or, when there is none, `Err` with the largest
+/// value of `f` there, for a function `f` that is concave on the integers (so that the counts
+/// it keeps form an interval, which the caller walks out from c). O(log(b - a)) evaluations:
+/// `f(a)`, then, while `f` rises from `a`, a bisection on the sign of its differences for the
+/// count where it stops rising.
+fn above(a: u64, b: u64, floor: f64, mut f: impl FnMut(u64) -> f64) -> Result<u64, f64> {
     let fa = f(a);
     if fa >= floor {
-        return Some(a);
+        return Ok(a);
     }
     if a == b {
-        return None;
+        return Err(fa);
     }
     let fa1 = f(a + 1);
     if fa1 <= fa {
-        // Not rising at a: by concavity never rising again, so below the floor from a on.
-        return None;
+        // Not rising at a: by concavity never rising again, so at most f(a) from a on.
+        return Err(fa);
     }
     if fa1 >= floor {
-        return Some(a + 1);
+        return Ok(a + 1);
     }
     // The smallest c in [a + 1, b] with f(c + 1) <= f(c) (or b): a maximum of f.
     let (mut l, mut h) = (a + 1, b);
@@ -342,7 +343,8 @@ fn above(a: u64, b: u64, floor: f64, mut f: impl FnMut(u64) -> f64) -> Option<u6
             l = mid + 1;
         }
     }
-    (f(l) >= floor).then_some(l)
+    let fl = f(l);
+    if fl >= floor { Ok(l) } else { Err(fl) }
 }
 
 /// The counts `cnt` in 0..=`left` for which a step fits the residual `residual` from a
@@ -417,8 +419,9 @@ impl ClassDp<'_> {
         let mut units: Vec<u64> = vec![0; k];
         let mut values: Vec<f64> = vec![base];
         let mut keys: Vec<u128> = vec![0];
-        if bounds.bound(base, &units, 0, None) < floor {
-            self.pruned = true;
+        let root = bounds.bound(base, &units, 0, None);
+        if root < floor {
+            self.dropped = self.dropped.max(root);
             return Ok(None);
         }
         // Per class, per choice step: each sub-state's parent and the count that made it.
@@ -508,9 +511,9 @@ impl ClassDp<'_> {
                         (a, true)
                     } else {
                         match above(a, b, floor, |c| eval(c, &mut row, f64::NEG_INFINITY).2) {
-                            Some(start) => (start, false),
-                            None => {
-                                self.pruned = true;
+                            Ok(start) => (start, false),
+                            Err(most) => {
+                                self.dropped = self.dropped.max(most);
                                 continue;
                             }
                         }
@@ -525,7 +528,7 @@ impl ClassDp<'_> {
                         }
                         let (key, v, p) = eval(cnt, &mut row, floor);
                         if p < floor {
-                            self.pruned = true;
+                            self.dropped = self.dropped.max(p);
                             if scan {
                                 continue;
                             }
@@ -548,7 +551,7 @@ impl ClassDp<'_> {
                         };
                         let score = p.min(t);
                         if score < floor {
-                            self.pruned = true;
+                            self.dropped = self.dropped.max(score);
                             continue;
                         }
                         let id = (key, n - rest);
@@ -668,7 +671,8 @@ mod tests {
         /// The search of a count above the floor: for a concave function (the least of a few
         /// lines, integer slopes and intercepts so that no value is rounded, and a
         /// half-integer floor so that none ties), `above` finds a count with f >= floor exactly
-        /// when one exists, and walking out from it keeps every count with f >= floor.
+        /// when one exists, and walking out from it keeps every count with f >= floor; when
+        /// none exists it returns the largest value of f.
         #[test]
         fn above_finds_the_counts_of_a_concave_function_above_the_floor(
             lines in proptest::collection::vec((-20i64..20, -200i64..200), 1..5),
@@ -683,8 +687,12 @@ mod tests {
             };
             let expected: Vec<u64> = (a..=b).filter(|&c| f(c) >= floor).collect();
             match above(a, b, floor, f) {
-                None => prop_assert!(expected.is_empty(), "missed {:?}", expected),
-                Some(start) => {
+                Err(most) => {
+                    prop_assert!(expected.is_empty(), "missed {:?}", expected);
+                    let max = (a..=b).map(f).fold(f64::NEG_INFINITY, f64::max);
+                    prop_assert_eq!(most, max);
+                }
+                Ok(start) => {
                     prop_assert!(f(start) >= floor);
                     let lo = (a..=start).rev().take_while(|&c| f(c) >= floor).last().unwrap();
                     let hi = (start..=b).take_while(|&c| f(c) >= floor).last().unwrap();
@@ -736,6 +744,51 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
+        /// The jump of gap deepening (docs/solver.md step 5): a run that finds nothing above
+        /// its floor leaves the optimum at most the larger of the largest bound it dropped and
+        /// L minus the next gap at which the fixing keeps more choices.
+        #[test]
+        fn a_failed_run_bounds_the_optimum_by_what_it_dropped(
+            problem in testing::small_problem(),
+            at in 0.0f64..1.0,
+            above in 0.0f64..1.0,
+        ) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let Some(opt) = optimum(&problem)? else {
+                return Ok(());
+            };
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let gap = (l - opt).max(0.0) * at;
+            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
+            let probes = probes(&mu);
+            let mut dp = ClassDp {
+                classes: &classes,
+                kept: &fixed.kept,
+                probes: &probes,
+                max_states: 1 << 20,
+                states: 0,
+                limit: u64::MAX,
+                spent: 0,
+                beam: None,
+                tables: 0,
+                dropped: f64::NEG_INFINITY,
+                prebuilt: None,
+            };
+            let floor = opt + (l - opt).max(0.0) * above + 1e-6 * opt.abs().max(1.0);
+            let found = dp
+                .run(&fixed.core, &fixed.residual, fixed.base, floor)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            if found.is_none() {
+                let next = crate::solvers::dp::fixing::next_gap(&classes, &mu, gap, tol);
+                let most = dp.dropped.max(l - next);
+                prop_assert!(at_least(most, opt), "dropped {} next {} optimum {}", dp.dropped, next, opt);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
         /// Lemma 3: fixed at the optimum's gap to L (times 1 to 2) and with a floor just below
         /// the optimum, the class DP finds the optimum, and its counts are a feasible
         /// assignment worth its total; the bound of the empty state is at least the optimum;
@@ -774,7 +827,7 @@ mod tests {
                 spent: 0,
                 beam: None,
                 tables: 0,
-                pruned: false,
+                dropped: f64::NEG_INFINITY,
                 prebuilt: None,
             };
             let mut run = |floor: f64| {

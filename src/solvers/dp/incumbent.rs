@@ -84,7 +84,7 @@ pub(super) fn beam_search(
         spent,
         beam: Some(BEAM),
         tables: 0,
-        pruned: false,
+        dropped: f64::NEG_INFINITY,
         prebuilt: None,
     };
     let found = dp

@@ -216,7 +216,7 @@ impl Solver for Dp {
             // fixing at a larger gap keeps more choices, which Lemma 3 allows (the floor, not
             // the fixing, decides what a run finds), and a run then costs its states only.
             let own;
-            let (fixed, prebuilt) = if table_work > 0 {
+            let (fixed, prebuilt, fixed_gap) = if table_work > 0 {
                 let fresh = match &cached {
                     Some((at, _, Some(_))) => *at < gap,
                     _ => true,
@@ -243,12 +243,12 @@ impl Solver for Dp {
                     cached = Some((wide, fixed, tables));
                 }
                 match &cached {
-                    Some((_, fixed, tables)) => (fixed, tables.as_ref()),
+                    Some((at, fixed, tables)) => (fixed, tables.as_ref(), *at),
                     None => unreachable!("the cache was just filled"),
                 }
             } else {
                 own = setup(gap);
-                (&own, None)
+                (&own, None, gap)
             };
             core_classes = fixed.core.len() as u64;
             core_jobs = fixed
@@ -266,7 +266,7 @@ impl Solver for Dp {
                 spent: states,
                 beam: None,
                 tables: 0,
-                pruned: false,
+                dropped: f64::NEG_INFINITY,
                 prebuilt,
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
@@ -309,11 +309,16 @@ impl Solver for Dp {
                 largest_run = largest_run.max(dp.states.max(1));
             }
             g *= if tables_on { SLOW_GROWTH } else { FAST_GROWTH };
-            // A run that dropped nothing by its floor ended on the capacities alone: every
-            // run with a lower floor and the same kept choices ends the same way, so the next
-            // gap is at least the next one at which the fixing keeps more.
-            if !dp.pruned {
-                g = g.max(next_gap(&classes, &mu, gap, tol));
+            // Every solution with this run's kept choices is worth at most the largest bound
+            // the run dropped, and every other one uses a choice whose reduced-cost gap is at
+            // least the next one the fixing would keep (Lemma 2): a floor above both finds
+            // nothing, so the next gap is at least the smaller of the two gaps. Applied once
+            // the tables are on (their bounds are close to the optimum); before, only when the
+            // run dropped nothing by its floor: a jump there skips the cheap runs whose states
+            // turn the tables on in time, and the next doubling overshoots (measured on
+            // round4-gavel-36x3-300: 4.4 M states instead of 0.5 M).
+            if steady || dp.dropped == f64::NEG_INFINITY {
+                g = g.max((bound - dp.dropped).min(next_gap(&classes, &mu, fixed_gap, tol)));
             }
         };
         let sol = match chosen {

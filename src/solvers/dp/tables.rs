@@ -345,7 +345,7 @@ mod tests {
                 spent: 0,
                 beam: None,
                 tables: 0,
-                pruned: false,
+                dropped: f64::NEG_INFINITY,
                 prebuilt: tables.as_ref(),
             };
             let mut run = |floor: f64| {
