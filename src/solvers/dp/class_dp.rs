@@ -384,7 +384,7 @@ fn fitting(
             return None;
         }
     }
-    (lo <= hi).then(|| (lo as u64, hi as u64))
+    (lo <= hi).then_some((lo as u64, hi as u64))
 }
 
 impl ClassDp<'_> {

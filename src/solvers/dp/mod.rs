@@ -11,16 +11,21 @@
 //! 2. [`bound`]: the Lagrangian bound L(mu) and the multipliers mu minimizing it (exact line
 //!    searches); min L equals the LP relaxation.
 //! 3. [`incumbent`](mod@incumbent): a greedy solution at mu (the last run's floor), improved
-//!    by a beam search once the runs get expensive.
+//!    by a beam search once the runs get expensive (while the type tables are off).
 //! 4. [`fixing`]: reduced-cost fixing; a solution worth >= L - g uses only choices whose
 //!    reduced-cost gap is <= g, the others are removed, and the classes left with several
 //!    choices form the core.
 //! 5. Gap deepening (here, [`Dp`]'s [`Solver`] impl): the DP runs with floor L - g for
 //!    g = 1e-9 |L|, 2g, 4g, ... (1.25 g per run once the runs are expensive) until a run finds
 //!    a solution, which is then optimal; the last run uses the incumbent's value as the floor.
+//!    A failed run raises g to what it proves: past the next gap at which the fixing keeps
+//!    more, or (tables on) past the largest bound it dropped. With the tables on, one fixing
+//!    and its tables serve the runs within twice the gap they were made for.
 //! 6. [`class_dp`]: the class DP over the core: one layer per core class, a transition is a
-//!    count vector, states are unit vectors over the types that can bind (dominance: the larger
-//!    value wins), pruned by capacity and by Lagrangian bounds at several probe prices; on
+//!    count vector chosen choice by choice (the last step places the class's remaining jobs,
+//!    the counts kept are an interval of a concave bound), states are unit vectors over the
+//!    types that can bind (dominance: the larger value wins), pruned by capacity and by
+//!    Lagrangian bounds at several probe prices; on
 //!    expensive runs also by [`tables`], partial relaxations that keep the capacities of two
 //!    types exact and see the integrality the LP bound cannot.
 //!
