@@ -162,7 +162,6 @@ impl Solver for Dp {
         // The states all runs of the solve may create, and the most one finished run created.
         let budget = SOLVE_BUDGET * self.max_states as u64;
         let mut largest_run = 0u64;
-        let mut largest_any = 0u64;
         let mut g = FIRST_GAP * bound.abs().max(1.0);
         // The fixing of the last runs with tables, the gap it was made for, and its tables.
         let mut cached: Option<(f64, Fixed, Option<TypeTables>)> = None;
@@ -222,11 +221,7 @@ impl Solver for Dp {
             // the fixing, decides what a run finds), and a run then costs its states only.
             let own;
             let (fixed, prebuilt, fixed_gap) = if table_work > 0 {
-                let fresh = match &cached {
-                    Some((at, _, Some(_))) => *at < gap,
-                    _ => true,
-                };
-                if fresh {
+                let build = || {
                     let wide = if last {
                         gap
                     } else {
@@ -245,12 +240,14 @@ impl Solver for Dp {
                                     table_work,
                                 )
                             });
-                    cached = Some((wide, fixed, tables));
-                }
-                match &cached {
-                    Some((at, fixed, tables)) => (fixed, tables.as_ref(), *at),
-                    None => unreachable!("the cache was just filled"),
-                }
+                    (wide, fixed, tables)
+                };
+                // Rebuilt when this run's gap is past it, or when no tables could be built.
+                let (at, fixed, tables) = &*match cached.take() {
+                    Some(c) if c.0 >= gap && c.2.is_some() => cached.insert(c),
+                    _ => cached.insert(build()),
+                };
+                (fixed, tables.as_ref(), *at)
             } else {
                 own = setup(gap);
                 (&own, None, gap)
@@ -278,7 +275,6 @@ impl Solver for Dp {
             states += dp.states;
             last_states = dp.states;
             let steady = tables_on;
-            largest_any = largest_any.max(dp.states);
             tables_on |= dp.states > self.tables_after_states;
             let found = found?;
             if let Some((total, counts)) = found
