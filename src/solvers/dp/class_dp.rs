@@ -23,7 +23,7 @@
 use rustc_hash::FxHashMap;
 
 use super::classes::{Choice, Class, best_rc, rc};
-use super::limits::PROBE_SCALES;
+use super::limits::{PROBE_SCALES, SCAN_COUNTS};
 use super::tables::TypeTables;
 use crate::solvers::SolveError;
 
@@ -85,6 +85,13 @@ pub(super) struct ClassDp<'a> {
     /// Most cell updates [`TypeTables`] may take in this run (0: no tables); pairs of types
     /// whose tables would take more fall back to single types, and those to none.
     pub(super) tables: usize,
+    /// The largest bound of a state or count the run dropped because its bound was below the
+    /// floor (-inf if none): every completion with the kept choices that the run did not
+    /// reach is worth at most this (docs/solver.md step 5).
+    pub(super) dropped: f64,
+    /// Tables built by the caller for exactly this run's core, kept choices and residual (then
+    /// `tables` is not used): gap deepening builds them once for several runs.
+    pub(super) prebuilt: Option<&'a TypeTables>,
 }
 
 /// Per-layer data over the remaining core classes of one run, and the room the state key and
@@ -226,7 +233,7 @@ impl Suffix {
 pub(super) struct Bounds<'a> {
     pub(super) probes: &'a [Vec<f64>],
     pub(super) sfx: Suffix,
-    pub(super) tables: Option<TypeTables>,
+    pub(super) tables: Option<&'a TypeTables>,
 }
 
 impl Bounds<'_> {
@@ -244,6 +251,28 @@ impl Bounds<'_> {
     // (measured: as an out-of-line call it cost 5% more instructions on gavel-100x3-1000).
     #[inline(always)]
     pub(super) fn bound(&self, value: f64, used: &[u64], i: usize, rest: Option<Rest>) -> f64 {
+        self.probe_bound(value, used, i, rest, f64::NEG_INFINITY)
+            .min(self.table_bound(value, used, i, rest))
+    }
+
+    /// The probes' part of [`Bounds::bound`]. For a state or sub-state that puts `cnt` more
+    /// jobs of the current class on one choice (and, inside a class, `rest` - `cnt` fewer in
+    /// the rest; at the last step the rest on the class's last choice), this is a concave
+    /// function of `cnt`: per probe, a linear function plus terms p_t min(a - b cnt, c - d cnt),
+    /// and the least of concave functions is concave (docs/solver.md step 6, counting).
+    #[inline(always)]
+    ///
+    /// It stops at the first probe below `cut` and returns that probe's bound (still an upper
+    /// bound, below `cut`): a caller that only asks whether the bound reaches a floor passes
+    /// the floor, one that needs the least over every probe passes -inf.
+    pub(super) fn probe_bound(
+        &self,
+        value: f64,
+        used: &[u64],
+        i: usize,
+        rest: Option<Rest>,
+        cut: f64,
+    ) -> f64 {
         let sfx = &self.sfx;
         let (start, probes) = match rest {
             None => (value, self.probes),
@@ -260,12 +289,102 @@ impl Bounds<'_> {
                 |t| rest.map_or(0, |r| r.jobs * r.units[t]),
             );
             best = best.min(u);
+            if best < cut {
+                break;
+            }
         }
+        best
+    }
+
+    /// The type tables' part of [`Bounds::bound`] (infinite without tables).
+    #[inline(always)]
+    pub(super) fn table_bound(
+        &self,
+        value: f64,
+        used: &[u64],
+        i: usize,
+        rest: Option<Rest>,
+    ) -> f64 {
         match &self.tables {
-            Some(tb) => best.min(tb.bound(sfx, value, used, i, rest)),
-            None => best,
+            Some(tb) => tb.bound(&self.sfx, value, used, i, rest),
+            None => f64::INFINITY,
         }
     }
+}
+
+/// A count c in `a..=b` with `f(c) >= floor`, or, when there is none, `Err` with the largest
+/// value of `f` there, for a function `f` that is concave on the integers (so that the counts
+/// it keeps form an interval, which the caller walks out from c). O(log(b - a)) evaluations:
+/// `f(a)`, then, while `f` rises from `a`, a bisection on the sign of its differences for the
+/// count where it stops rising.
+fn above(a: u64, b: u64, floor: f64, mut f: impl FnMut(u64) -> f64) -> Result<u64, f64> {
+    let fa = f(a);
+    if fa >= floor {
+        return Ok(a);
+    }
+    if a == b {
+        return Err(fa);
+    }
+    let fa1 = f(a + 1);
+    if fa1 <= fa {
+        // Not rising at a: by concavity never rising again, so at most f(a) from a on.
+        return Err(fa);
+    }
+    if fa1 >= floor {
+        return Ok(a + 1);
+    }
+    // The smallest c in [a + 1, b] with f(c + 1) <= f(c) (or b): a maximum of f.
+    let (mut l, mut h) = (a + 1, b);
+    while l < h {
+        let mid = l + (h - l) / 2;
+        if f(mid + 1) <= f(mid) {
+            h = mid;
+        } else {
+            l = mid + 1;
+        }
+    }
+    let fl = f(l);
+    if fl >= floor { Ok(l) } else { Err(fl) }
+}
+
+/// The counts `cnt` in 0..=`left` for which a step fits the residual `residual` from a
+/// sub-state that used `used` units: `cnt` jobs on `ch` and, at the class's last step, the
+/// `left - cnt` others on `tail`. Each type's units are linear in `cnt`, so the counts that
+/// fit form an interval; `None` when it is empty.
+fn fitting(
+    used: &[u64],
+    residual: &[u64],
+    left: u64,
+    ch: &Choice,
+    tail: Option<&Choice>,
+) -> Option<(u64, u64)> {
+    let (mut lo, mut hi) = (0i128, i128::from(left));
+    let mut types = [ch.gpu, tail.and_then(|t| t.gpu)];
+    if types[0] == types[1] {
+        types[1] = None;
+    }
+    for t in types.into_iter().flatten() {
+        let alpha = if ch.gpu == Some(t) {
+            i128::from(ch.units)
+        } else {
+            0
+        };
+        let beta = match tail {
+            Some(tl) if tl.gpu == Some(t) => i128::from(tl.units),
+            _ => 0,
+        };
+        // used + cnt alpha + (left - cnt) beta <= residual, i.e. cnt (alpha - beta) <= rhs.
+        let rhs = i128::from(residual[t]) - i128::from(used[t]) - i128::from(left) * beta;
+        let d = alpha - beta;
+        if d > 0 {
+            hi = hi.min(rhs.div_euclid(d));
+        } else if d < 0 {
+            lo = lo.max(-(rhs.div_euclid(-d)));
+        } else if rhs < 0 {
+            return None;
+        }
+    }
+    (lo <= hi).then_some((lo as u64, hi as u64))
 }
 
 impl ClassDp<'_> {
@@ -285,7 +404,7 @@ impl ClassDp<'_> {
         };
         let (k, m) = (sfx.k, core.len());
         let stride = sfx.strides()?;
-        let tables = if self.tables > 0 {
+        let owned = if self.prebuilt.is_none() && self.tables > 0 {
             TypeTables::new(self.classes, self.kept, core, &sfx, mu, self.tables)
         } else {
             None
@@ -293,13 +412,16 @@ impl ClassDp<'_> {
         let bounds = Bounds {
             probes: self.probes,
             sfx,
-            tables,
+            tables: self.prebuilt.or(owned.as_ref()),
         };
         let sfx = &bounds.sfx;
+
         let mut units: Vec<u64> = vec![0; k];
         let mut values: Vec<f64> = vec![base];
         let mut keys: Vec<u128> = vec![0];
-        if bounds.bound(base, &units, 0, None) < floor {
+        let root = bounds.bound(base, &units, 0, None);
+        if root < floor {
+            self.dropped = self.dropped.max(root);
             return Ok(None);
         }
         // Per class, per choice step: each sub-state's parent and the count that made it.
@@ -323,9 +445,13 @@ impl ClassDp<'_> {
             // class placed so far), deduplicated like states, so a class of n jobs with w kept
             // choices costs O(w * states * n), never the O(n^(w-1)) count vectors.
             let mut placed: Vec<u64> = vec![0; values.len()];
-            let mut steps: Vec<Step> = Vec::with_capacity(width);
-            for (q, ch) in cs.iter().enumerate() {
-                let last = q + 1 == width;
+            let mut steps: Vec<Step> = Vec::with_capacity(width - 1);
+            let tail = &cs[width - 1];
+            // One step per choice but the last: the last step also puts the jobs left on the
+            // last choice (a best one), so that its sub-states are whole states, bounded by
+            // every probe and the tables.
+            for (q, ch) in cs[..width - 1].iter().enumerate() {
+                let last = q + 2 == width;
                 let guess = values.len() * 2;
                 let mut index: FxHashMap<(u128, u64), u32> =
                     FxHashMap::with_capacity_and_hasher(guess, Default::default());
@@ -340,41 +466,92 @@ impl ClassDp<'_> {
                 };
                 for s in 0..values.len() {
                     let left = n - placed[s];
-                    let most = match ch.gpu {
-                        Some(g) => left.min(
-                            sfx.residual[g].saturating_sub(units[s * k + g]) / ch.units.max(1),
-                        ),
-                        None => left,
-                    };
-                    // The last choice takes every job left.
-                    let lo = if last { left } else { 0 };
-                    if lo > most {
+                    let used = &units[s * k..(s + 1) * k];
+                    let Some((a, b)) = fitting(used, &sfx.residual, left, ch, last.then_some(tail))
+                    else {
                         continue;
-                    }
-                    for cnt in lo..=most {
-                        row.copy_from_slice(&units[s * k..(s + 1) * k]);
+                    };
+                    // The sub-state with `cnt` jobs on `ch`: its units (in `row`), key, value
+                    // and the probes' bound.
+                    let eval = |cnt: u64, row: &mut [u64], cut: f64| -> (u128, f64, f64) {
+                        row.copy_from_slice(used);
                         let mut key = keys[s];
-                        if let Some(g) = ch.gpu {
-                            row[g] += ch.units * cnt;
-                            if let Some(cells) = (ch.units * cnt).checked_div(sfx.grain[g]) {
-                                key += u128::from(cells) * stride[g];
+                        let mut v = values[s] + ch.value * cnt as f64;
+                        let mut put = |c: &Choice, cnt: u64, row: &mut [u64]| {
+                            if let Some(g) = c.gpu {
+                                row[g] += c.units * cnt;
+                                if let Some(cells) = (c.units * cnt).checked_div(sfx.grain[g]) {
+                                    key += u128::from(cells) * stride[g];
+                                }
                             }
-                        }
-                        let v = values[s] + ch.value * cnt as f64;
-                        let rest = left - cnt;
-                        let score = if last {
-                            bounds.bound(v, &row, i + 1, None)
+                        };
+                        put(ch, cnt, row);
+                        let p = if last {
+                            put(tail, left - cnt, row);
+                            v += tail.value * (left - cnt) as f64;
+                            bounds.probe_bound(v, row, i + 1, None, cut)
                         } else {
-                            // The class's `rest` jobs take at best the tail's rc and at most
+                            // The class's other jobs take at best the tail's rc and at most
                             // its units per type, at prices mu.
                             let rest = Rest {
+                                jobs: left - cnt,
+                                rc: tail_rc[q + 1],
+                                units: &tail_units[(q + 1) * k..(q + 2) * k],
+                            };
+                            bounds.probe_bound(v, row, i + 1, Some(rest), cut)
+                        };
+                        (key, v, p)
+                    };
+                    // The probes' bound is concave in cnt (Bounds::probe_bound), so the counts
+                    // it keeps above the floor form an interval: for a long range, find a
+                    // count in it (`above`), then walk out both ways until the bound drops
+                    // below; a short range is scanned. The walk and the scan only ask whether
+                    // a count's bound reaches the floor (`cut`).
+                    let (start, scan) = if b - a < SCAN_COUNTS {
+                        (a, true)
+                    } else {
+                        match above(a, b, floor, |c| eval(c, &mut row, f64::NEG_INFINITY).2) {
+                            Ok(start) => (start, false),
+                            Err(most) => {
+                                self.dropped = self.dropped.max(most);
+                                continue;
+                            }
+                        }
+                    };
+                    // Up from `start`, then down from `start - 1`.
+                    let up = (start..=b).map(|c| (c, true));
+                    let down = (a..start).rev().map(|c| (c, false));
+                    let mut stop_up = false;
+                    for (cnt, rising) in up.chain(down) {
+                        if rising && stop_up {
+                            continue;
+                        }
+                        let (key, v, p) = eval(cnt, &mut row, floor);
+                        if p < floor {
+                            self.dropped = self.dropped.max(p);
+                            if scan {
+                                continue;
+                            }
+                            if rising {
+                                stop_up = true;
+                                continue;
+                            }
+                            break;
+                        }
+                        let rest = if last { 0 } else { left - cnt };
+                        let t = if last {
+                            bounds.table_bound(v, &row, i + 1, None)
+                        } else {
+                            let r = Rest {
                                 jobs: rest,
                                 rc: tail_rc[q + 1],
                                 units: &tail_units[(q + 1) * k..(q + 2) * k],
                             };
-                            bounds.bound(v, &row, i + 1, Some(rest))
+                            bounds.table_bound(v, &row, i + 1, Some(r))
                         };
+                        let score = p.min(t);
                         if score < floor {
+                            self.dropped = self.dropped.max(score);
                             continue;
                         }
                         let id = (key, n - rest);
@@ -463,11 +640,14 @@ impl ClassDp<'_> {
         let mut picks: Vec<Vec<u32>> = vec![Vec::new(); m];
         let mut s = best;
         for (i, steps) in trail.iter().enumerate().rev() {
-            let mut counts = vec![0u32; steps.len()];
+            // The last choice took the jobs the steps left.
+            let n = self.classes[core[i]].jobs.len() as u32;
+            let mut counts = vec![0u32; steps.len() + 1];
             for (q, step) in steps.iter().enumerate().rev() {
                 counts[q] = step.count[s];
                 s = step.parent[s] as usize;
             }
+            counts[steps.len()] = n - counts.iter().sum::<u32>();
             picks[i] = counts;
         }
         Ok(Some((total, picks)))
@@ -485,6 +665,127 @@ mod tests {
     use crate::solvers::dp::fixing::fix;
     use crate::solvers::dp::limits::TOLERANCE;
     use crate::solvers::dp::testing::{self, at_least, check_feasible, optimum};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The search of a count above the floor: for a concave function (the least of a few
+        /// lines, integer slopes and intercepts so that no value is rounded, and a
+        /// half-integer floor so that none ties), `above` finds a count with f >= floor exactly
+        /// when one exists, and walking out from it keeps every count with f >= floor; when
+        /// none exists it returns the largest value of f.
+        #[test]
+        fn above_finds_the_counts_of_a_concave_function_above_the_floor(
+            lines in proptest::collection::vec((-20i64..20, -200i64..200), 1..5),
+            a in 0u64..40,
+            len in 0u64..40,
+            floor in -200i64..200,
+        ) {
+            let b = a + len;
+            let floor = floor as f64 + 0.5;
+            let f = |c: u64| {
+                lines.iter().map(|&(s, i)| (s * c as i64 + i) as f64).fold(f64::INFINITY, f64::min)
+            };
+            let expected: Vec<u64> = (a..=b).filter(|&c| f(c) >= floor).collect();
+            match above(a, b, floor, f) {
+                Err(most) => {
+                    prop_assert!(expected.is_empty(), "missed {:?}", expected);
+                    let max = (a..=b).map(f).fold(f64::NEG_INFINITY, f64::max);
+                    prop_assert_eq!(most, max);
+                }
+                Ok(start) => {
+                    prop_assert!(f(start) >= floor);
+                    let lo = (a..=start).rev().take_while(|&c| f(c) >= floor).last().unwrap();
+                    let hi = (start..=b).take_while(|&c| f(c) >= floor).last().unwrap();
+                    prop_assert_eq!(expected, (lo..=hi).collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The counts of a step that fit the residual are exactly the interval `fitting`
+        /// returns, with and without the class's last choice taking the other jobs.
+        #[test]
+        fn fitting_is_exactly_the_counts_that_fit(
+            used in proptest::collection::vec(0u64..30, 3),
+            residual in proptest::collection::vec(0u64..30, 3),
+            left in 0u64..12,
+            ch in (proptest::option::of(0usize..3), 1u64..5),
+            tail in proptest::option::of((proptest::option::of(0usize..3), 1u64..5)),
+        ) {
+            let residual: Vec<u64> = residual.iter().zip(&used).map(|(r, u)| r + u).collect();
+            let choice = |(gpu, units): (Option<usize>, u64)| Choice {
+                gpu,
+                units: if gpu.is_some() { units } else { 0 },
+                value: 1.0,
+                slot: 0,
+            };
+            let ch = choice(ch);
+            let tail = tail.map(choice);
+            let fits = |cnt: u64| {
+                let mut row = used.clone();
+                if let Some(g) = ch.gpu {
+                    row[g] += ch.units * cnt;
+                }
+                if let Some(t) = tail
+                    && let Some(g) = t.gpu
+                {
+                    row[g] += t.units * (left - cnt);
+                }
+                row.iter().zip(&residual).all(|(u, r)| u <= r)
+            };
+            let expected: Vec<u64> = (0..=left).filter(|&c| fits(c)).collect();
+            let got = fitting(&used, &residual, left, &ch, tail.as_ref())
+                .map_or(Vec::new(), |(lo, hi)| (lo..=hi).collect());
+            prop_assert_eq!(expected, got);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// The jump of gap deepening (docs/solver.md step 5): a run that finds nothing above
+        /// its floor leaves the optimum at most the larger of the largest bound it dropped and
+        /// L minus the next gap at which the fixing keeps more choices.
+        #[test]
+        fn a_failed_run_bounds_the_optimum_by_what_it_dropped(
+            problem in testing::small_problem(),
+            at in 0.0f64..1.0,
+            above in 0.0f64..1.0,
+        ) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let Some(opt) = optimum(&problem)? else {
+                return Ok(());
+            };
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let gap = (l - opt).max(0.0) * at;
+            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
+            let probes = probes(&mu);
+            let mut dp = ClassDp {
+                classes: &classes,
+                kept: &fixed.kept,
+                probes: &probes,
+                max_states: 1 << 20,
+                states: 0,
+                limit: u64::MAX,
+                spent: 0,
+                beam: None,
+                tables: 0,
+                dropped: f64::NEG_INFINITY,
+                prebuilt: None,
+            };
+            let floor = opt + (l - opt).max(0.0) * above + 1e-6 * opt.abs().max(1.0);
+            let found = dp
+                .run(&fixed.core, &fixed.residual, fixed.base, floor)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            if found.is_none() {
+                let next = crate::solvers::dp::fixing::next_gap(&classes, &mu, gap, tol);
+                let most = dp.dropped.max(l - next);
+                prop_assert!(at_least(most, opt), "dropped {} next {} optimum {}", dp.dropped, next, opt);
+            }
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
@@ -526,6 +827,8 @@ mod tests {
                 spent: 0,
                 beam: None,
                 tables: 0,
+                dropped: f64::NEG_INFINITY,
+                prebuilt: None,
             };
             let mut run = |floor: f64| {
                 dp.run(&fixed.core, &fixed.residual, fixed.base, floor)

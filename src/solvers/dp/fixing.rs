@@ -86,6 +86,19 @@ pub(super) fn widest(classes: &[Class], mu: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The smallest reduced-cost gap of a choice above `gap + tol` at `mu` (infinite if none): the
+/// fixing keeps the same choices at every gap from `gap` up to just below it.
+pub(super) fn next_gap(classes: &[Class], mu: &[f64], gap: f64, tol: f64) -> f64 {
+    classes
+        .iter()
+        .flat_map(|cl| {
+            let b = best_rc(&cl.choices, mu);
+            cl.choices.iter().map(move |c| b - rc(c, mu))
+        })
+        .filter(|&d| d > gap + tol)
+        .fold(f64::INFINITY, f64::min)
+}
+
 impl Fixed {
     /// The assignment of `jobs` jobs from a run's answer: fixed classes on their one choice,
     /// core classes' jobs on the kept choices in the `counts` of the run (per core class, per
@@ -153,6 +166,37 @@ mod tests {
             }
         }
         out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// `next_gap` is where the fixing next changes: at every gap from `gap` to just below
+        /// it the same choices are kept, and at it more are (unless it is infinite).
+        #[test]
+        fn next_gap_is_where_the_fixing_changes(
+            problem in testing::small_problem(),
+            gap in prop_oneof![Just(0.0), 0.0f64..2.0],
+            at in 0.0f64..1.0,
+        ) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let next = next_gap(&classes, &mu, gap, tol);
+            let kept = |g: f64| -> Vec<usize> {
+                fix(&classes, &problem.capacity, &mu, g, tol).kept.iter().map(Vec::len).collect()
+            };
+            let here = kept(gap);
+            if next.is_finite() {
+                let inside = gap + (next - tol - gap) * at;
+                if inside - tol < next - tol && inside >= gap {
+                    prop_assert_eq!(&here, &kept(inside), "gap {} inside {} next {}", gap, inside, next);
+                }
+                let more = kept(next);
+                prop_assert!(more.iter().sum::<usize>() > here.iter().sum::<usize>());
+            } else {
+                prop_assert_eq!(here, kept(f64::INFINITY));
+            }
+        }
     }
 
     proptest! {

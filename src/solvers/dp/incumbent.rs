@@ -84,6 +84,8 @@ pub(super) fn beam_search(
         spent,
         beam: Some(BEAM),
         tables: 0,
+        dropped: f64::NEG_INFINITY,
+        prebuilt: None,
     };
     let found = dp
         .run(&fixed.core, &fixed.residual, fixed.base, floor)

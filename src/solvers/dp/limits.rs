@@ -97,11 +97,26 @@ pub(super) const TABLE_CELLS: usize = 4 << 20;
 /// back to single types, and the singles to no tables.
 pub(super) const TABLE_WORK: usize = 400_000_000;
 
-/// Cell updates the tables of a run may take per state of the largest run of the solve so far
-/// (a cell update costs about 1 ns, a state about 1 us: a cheap solve never pays more for the
-/// tables than for its states).
-pub(super) const TABLE_WORK_PER_STATE: u64 = 500;
+/// Cell updates the tables may take per state the solve has created so far (a cell update
+/// costs about 1 ns, a state about 1 us: a cheap solve never pays more for the tables than for
+/// its states). Counted over the solve, not the largest run: with the counting of issue 17 the
+/// runs before the tables create fewer states (148,000 on `round4-gavel-36x3-300`), and 500
+/// per state of the largest run left the pair tables (0.3 * 10^9 updates) out, which made the
+/// last run 2.6 M states instead of 0.3 M.
+pub(super) const TABLE_WORK_PER_STATE: u64 = 2000;
 
 /// Most cells of one set's room grid (256 x 256): pairs of types whose grid is larger fall back
 /// to single types.
 pub(super) const TABLE_GRID: usize = 1 << 16;
+
+/// Once the tables are on, the fixing and its tables are made for this many times the gap of
+/// the run that needs them and kept while the runs' gaps stay within it: 2 covers three runs
+/// of [`SLOW_GROWTH`] (1.25^3 < 2), whose tables (0.03 to 0.08 s each on the 300-job round of
+/// large gap) were rebuilt for every run, while the extra choices kept cost the bound little.
+pub(super) const TABLE_SPAN: f64 = 2.0;
+
+/// A step of the class DP whose counts that fit span fewer than this many values scans them
+/// all; a longer one finds the counts above the floor by bisection on the concave probe bound
+/// (docs/solver.md step 6), which costs a few full evaluations more than it saves on short
+/// ranges.
+pub(super) const SCAN_COUNTS: u64 = 8;

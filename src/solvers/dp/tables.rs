@@ -118,36 +118,42 @@ impl TypeTables {
             let mut next = vec![0.0; cells];
             for i in (0..m).rev() {
                 cur.copy_from_slice(&data[(i + 1) * cells..(i + 2) * cells]);
-                // Per kept choice: its shift on the grid (None: off S) and its value there.
-                let moves: Vec<(Option<(usize, usize)>, f64)> = kept[core[i]]
-                    .iter()
-                    .map(|c| match c.gpu {
+                // Per kept choice on S: its shift on the grid and its value; the choices off S
+                // (and idle) do not move on the grid, so only the best of their values counts.
+                let mut off = f64::NEG_INFINITY;
+                let mut moves: Vec<(usize, usize, f64)> = Vec::new();
+                for c in &kept[core[i]] {
+                    match c.gpu {
                         Some(g) => match types.iter().position(|&t| t == g) {
-                            Some(0) => (Some(((c.units / grain[g]) as usize, 0)), c.value),
-                            Some(_) => (Some((0, (c.units / grain[g]) as usize)), c.value),
-                            None => (None, c.value - mu[g] * c.units as f64),
+                            Some(0) => moves.push(((c.units / grain[g]) as usize, 0, c.value)),
+                            Some(_) => moves.push((0, (c.units / grain[g]) as usize, c.value)),
+                            None => off = off.max(c.value - mu[g] * c.units as f64),
                         },
-                        None => (None, 0.0),
-                    })
-                    .collect();
+                        None => off = off.max(0.0),
+                    }
+                }
                 let da = dims[0];
                 let db = dims.get(1).copied().unwrap_or(1);
                 for _job in 0..classes[core[i]].jobs.len() {
-                    next.fill(f64::NEG_INFINITY);
-                    for &(shift, v) in &moves {
-                        match shift {
-                            None => {
-                                for (n, c) in next.iter_mut().zip(&cur) {
-                                    *n = n.max(c + v);
-                                }
-                            }
-                            Some((sa, sb)) => {
-                                for rb in sb..db {
-                                    for ra in sa..da {
-                                        let at = ra + da * rb;
-                                        let from = (ra - sa) + da * (rb - sb);
-                                        next[at] = next[at].max(cur[from] + v);
-                                    }
+                    if off > f64::NEG_INFINITY {
+                        for (n, c) in next.iter_mut().zip(&cur) {
+                            *n = c + off;
+                        }
+                    } else {
+                        next.fill(f64::NEG_INFINITY);
+                    }
+                    for &(sa, sb, v) in &moves {
+                        if sa >= da {
+                            // Larger than every room: fits no cell.
+                            continue;
+                        }
+                        for rb in sb..db {
+                            let row = &mut next[da * rb + sa..da * (rb + 1)];
+                            let from = &cur[da * (rb - sb)..da * (rb - sb) + da - sa];
+                            for (n, c) in row.iter_mut().zip(from) {
+                                let x = c + v;
+                                if x > *n {
+                                    *n = x;
                                 }
                             }
                         }
@@ -262,9 +268,10 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::solution::objectives_agree;
     use crate::solvers::dp::Dp;
     use crate::solvers::dp::bound::multipliers;
-    use crate::solvers::dp::class_dp::Bounds;
+    use crate::solvers::dp::class_dp::{Bounds, ClassDp, probes};
     use crate::solvers::dp::classes::classes;
     use crate::solvers::dp::fixing::fix;
     use crate::solvers::dp::limits::{TABLE_WORK, TOLERANCE};
@@ -302,6 +309,55 @@ mod tests {
         #[test]
         fn dp_with_tables_matches_dense_dp_on_copies(instance in testing::instance(SMALL, 15)) {
             testing::agree(&with_tables(), &instance, &DenseDp::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Fixing at a wider gap than the floor's (as gap deepening does once the tables are
+        /// on, TABLE_SPAN), with tables built by the caller for that fixing: a run whose floor
+        /// is just below the optimum finds it, one just above finds nothing.
+        #[test]
+        fn wider_fixing_with_prebuilt_tables_finds_the_optimum(
+            problem in testing::small_problem(),
+            factor in prop_oneof![Just(1.0), 1.0f64..8.0],
+        ) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let Some(opt) = optimum(&problem)? else {
+                return Ok(());
+            };
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let fixed = fix(&classes, &problem.capacity, &mu, (l - opt).max(0.0) * factor, tol);
+            let probes = probes(&mu);
+            let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
+            else {
+                return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));
+            };
+            let tables = TypeTables::new(&classes, &fixed.kept, &fixed.core, &sfx, &mu, TABLE_WORK);
+            let mut dp = ClassDp {
+                classes: &classes,
+                kept: &fixed.kept,
+                probes: &probes,
+                max_states: 1 << 20,
+                states: 0,
+                limit: u64::MAX,
+                spent: 0,
+                beam: None,
+                tables: 0,
+                dropped: f64::NEG_INFINITY,
+                prebuilt: tables.as_ref(),
+            };
+            let mut run = |floor: f64| {
+                dp.run(&fixed.core, &fixed.residual, fixed.base, floor)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))
+            };
+            let Some((total, _)) = run(opt - tol)? else {
+                return Err(TestCaseError::fail(format!("nothing found above {}", opt - tol)));
+            };
+            prop_assert!(objectives_agree(opt, total), "dp {} optimum {}", total, opt);
+            let above = opt + 1e-6 * opt.abs().max(1.0);
+            prop_assert!(run(above)?.is_none(), "found a solution above the optimum {}", opt);
         }
     }
 
