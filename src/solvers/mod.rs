@@ -111,6 +111,8 @@ pub struct SolverConfig {
     pub mip_abs_gap: Option<f64>,
     /// Threads for the ILP (default 1).
     pub threads: Option<usize>,
+    /// Whether the ILP runs HiGHS's MIP presolve (default: yes, HiGHS's default).
+    pub presolve: Option<bool>,
     /// Memory limit of the DPs, in bytes.
     pub max_bytes: Option<u64>,
 }
@@ -190,6 +192,9 @@ impl SolverKind {
                 }
                 if let Some(g) = config.mip_abs_gap {
                     ilp.mip_abs_gap = g;
+                }
+                if let Some(p) = config.presolve {
+                    ilp.presolve = p;
                 }
                 Box::new(ilp)
             }

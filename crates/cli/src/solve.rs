@@ -34,6 +34,9 @@ pub struct SolverArgs {
     /// Threads for the ilp (default 1).
     #[arg(long)]
     threads: Option<usize>,
+    /// HiGHS's MIP presolve for the ilp: on (HiGHS's default) or off (HiGHS 1.16.0's presolve returns a suboptimal answer as optimal on rare rounds; docs/ilp.md).
+    #[arg(long, value_parser = ["on", "off"])]
+    presolve: Option<String>,
     /// Memory limit of the DP in MiB.
     #[arg(long)]
     max_memory_mib: Option<u64>,
@@ -87,6 +90,7 @@ impl SolverArgs {
         config.mip_rel_gap = non_negative("mip-rel-gap", self.mip_rel_gap)?;
         config.mip_abs_gap = non_negative("mip-abs-gap", self.mip_abs_gap)?;
         config.threads = self.threads;
+        config.presolve = self.presolve.as_deref().map(|p| p == "on");
         config.max_bytes = self.max_memory_mib.map(|m| m.saturating_mul(1 << 20));
         Ok(config)
     }
