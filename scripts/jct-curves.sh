@@ -10,7 +10,9 @@
 # Usage: scripts/jct-curves.sh [OUT_DIR]          (default: target/jct-curves)
 # Settings (environment): SINGLE_RATES, MULTI_RATES (space-separated), SEEDS (default "0 1 2"),
 # POLICIES (default "sts gavel-mmf-ss gavel-mmf gandiva"), JOBS (5000), WINDOW (4000-4999),
-# PARALLEL (simulations at once, default: the number of cores), STSFAIR (the binary).
+# PARALLEL (simulations at once, default: the number of cores), STSFAIR (the binary), EXTRA
+# (more `simulate` flags for every run, e.g. EXTRA="--sts-weights attained"; give each setting
+# its own OUT_DIR).
 # Every run is one `stsfair simulate --json` process whose JSON line is kept in OUT_DIR/runs/, so
 # an interrupted sweep resumes where it stopped (delete OUT_DIR to redo). Then it writes
 # OUT_DIR/curves.md (mean and min-max over the seeds per point, Gavel's points beside) and
@@ -45,14 +47,15 @@ run_one() {
   local multi=()
   [ "$kind" = multi ] && multi=(--multi-gpu)
   "$BIN" simulate --jobs "$JOBS" --rate "$rate" --seed "$seed" --window "$WINDOW" "${multi[@]}" \
-    --policy "$policy" --json \
+    --policy "$policy" --json $EXTRA \
     | jq -c --arg kind "$kind" --argjson rate "$rate" --argjson seed "$seed" \
       '. + {trace: $kind, rate: $rate, seed: $seed}' > "$file.tmp"
   mv "$file.tmp" "$file"
   echo "done: $kind $rate jobs/h, seed $seed, $policy" >&2
 }
 export -f run_one
-export BIN OUT JOBS WINDOW
+EXTRA=${EXTRA:-}
+export BIN OUT JOBS WINDOW EXTRA
 
 plan | xargs -P "$PARALLEL" -L 1 bash -c 'run_one "$@"' _
 
