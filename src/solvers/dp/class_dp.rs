@@ -94,6 +94,31 @@ pub(super) struct ClassDp<'a> {
     pub(super) prebuilt: Option<&'a TypeTables>,
 }
 
+#[cfg(test)]
+impl<'a> ClassDp<'a> {
+    /// A run for the tests: exact (no beam, no tables), a million states per layer, no limit
+    /// on the total.
+    pub(super) fn unlimited(
+        classes: &'a [Class],
+        kept: &'a [Vec<Choice>],
+        probes: &'a [Vec<f64>],
+    ) -> ClassDp<'a> {
+        ClassDp {
+            classes,
+            kept,
+            probes,
+            max_states: 1 << 20,
+            states: 0,
+            limit: u64::MAX,
+            spent: 0,
+            beam: None,
+            tables: 0,
+            dropped: f64::NEG_INFINITY,
+            prebuilt: None,
+        }
+    }
+}
+
 /// Per-layer data over the remaining core classes of one run, and the room the state key and
 /// the bounds read.
 pub(super) struct Suffix {
@@ -762,19 +787,7 @@ mod tests {
             let gap = (l - opt).max(0.0) * at;
             let fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
             let probes = probes(&mu);
-            let mut dp = ClassDp {
-                classes: &classes,
-                kept: &fixed.kept,
-                probes: &probes,
-                max_states: 1 << 20,
-                states: 0,
-                limit: u64::MAX,
-                spent: 0,
-                beam: None,
-                tables: 0,
-                dropped: f64::NEG_INFINITY,
-                prebuilt: None,
-            };
+            let mut dp = ClassDp::unlimited(&classes, &fixed.kept, &probes);
             let floor = opt + (l - opt).max(0.0) * above + 1e-6 * opt.abs().max(1.0);
             let found = dp
                 .run(&fixed.core, &fixed.residual, fixed.base, floor)
@@ -817,19 +830,7 @@ mod tests {
             let bounds = Bounds { probes: &probes, sfx, tables: None };
             let root = bounds.bound(fixed.base, &vec![0; mu.len()], 0, None);
             prop_assert!(at_least(root, opt), "root bound {} below the optimum {}", root, opt);
-            let mut dp = ClassDp {
-                classes: &classes,
-                kept: &fixed.kept,
-                probes: &probes,
-                max_states: 1 << 20,
-                states: 0,
-                limit: u64::MAX,
-                spent: 0,
-                beam: None,
-                tables: 0,
-                dropped: f64::NEG_INFINITY,
-                prebuilt: None,
-            };
+            let mut dp = ClassDp::unlimited(&classes, &fixed.kept, &probes);
             let mut run = |floor: f64| {
                 dp.run(&fixed.core, &fixed.residual, fixed.base, floor)
                     .map_err(|e| TestCaseError::fail(e.to_string()))

@@ -336,17 +336,8 @@ mod tests {
             };
             let tables = TypeTables::new(&classes, &fixed.kept, &fixed.core, &sfx, &mu, TABLE_WORK);
             let mut dp = ClassDp {
-                classes: &classes,
-                kept: &fixed.kept,
-                probes: &probes,
-                max_states: 1 << 20,
-                states: 0,
-                limit: u64::MAX,
-                spent: 0,
-                beam: None,
-                tables: 0,
-                dropped: f64::NEG_INFINITY,
                 prebuilt: tables.as_ref(),
+                ..ClassDp::unlimited(&classes, &fixed.kept, &probes)
             };
             let mut run = |floor: f64| {
                 dp.run(&fixed.core, &fixed.residual, fixed.base, floor)
