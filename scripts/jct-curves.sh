@@ -8,7 +8,7 @@
 # seeds a point (one seed at saturation differs by tens of percent).
 #
 # Usage: scripts/jct-curves.sh [OUT_DIR]          (default: target/jct-curves)
-# Settings (environment): SINGLE_RATES, MULTI_RATES (space-separated), SEEDS (default "0 1 2"),
+# Settings (environment): SINGLE_RATES, MULTI_RATES (space-separated; empty: none), SEEDS (default "0 1 2"),
 # POLICIES (default "sts gavel-mmf-ss gavel-mmf gandiva"), JOBS (5000), WINDOW (4000-4999),
 # PARALLEL (simulations at once, default: the number of cores), STSFAIR (the binary), EXTRA
 # (more `simulate` flags for every run, e.g. EXTRA="--sts-weights attained"; give each setting
@@ -23,8 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
 OUT=${1:-target/jct-curves}
-SINGLE_RATES=${SINGLE_RATES:-"0.4 2.0 4.0 4.8 5.2 5.6 6.0 6.4"}
-MULTI_RATES=${MULTI_RATES:-"0.2 1.0 2.0 2.4 2.6 3.0"}
+SINGLE_RATES=${SINGLE_RATES-"0.4 2.0 4.0 4.8 5.2 5.6 6.0 6.4"}
+MULTI_RATES=${MULTI_RATES-"0.2 1.0 2.0 2.4 2.6 3.0"}
 SEEDS=${SEEDS:-"0 1 2"}
 POLICIES=${POLICIES:-"sts gavel-mmf-ss gavel-mmf gandiva"}
 JOBS=${JOBS:-5000}
