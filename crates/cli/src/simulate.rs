@@ -66,8 +66,8 @@ pub struct SimulateArgs {
     /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (the earlier rule); docs/costs.md.
     #[arg(long, value_enum, default_value_t = crate::r#gen::RuleArg::Composition)]
     slot_rule: crate::r#gen::RuleArg,
-    /// How sts weights jobs: `trace` (the trace's priority weights, equal shares as Gavel's policies) or `attained` (least attained service first, as Tiresias: w = weight / (1 + GPU-hours received), recomputed every round).
-    #[arg(long, value_enum, default_value_t = WeightsArg::Trace)]
+    /// How sts weights jobs: `attained` (the default: least attained service first, as Tiresias: w = weight / (1 + GPU-hours received), recomputed every round) or `trace` (the trace's priority weights: equal shares, as Gavel's policies).
+    #[arg(long, value_enum, default_value_t = WeightsArg::Attained)]
     sts_weights: WeightsArg,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
