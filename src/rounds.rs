@@ -13,9 +13,9 @@
 //! sigma_realized = 0. A job with F_j = 0 has no fairness bound and keeps its deficit.
 //!
 //! Rounds never fail for lack of room: when the solver finds that the forced jobs cannot all be
-//! placed, [`RoundScheduler::plan`] keeps as many of them forced as fit (the most efficient
-//! round among the sets of that size) and drops the forcing of the others for this round only;
-//! see `docs/rounds.md` for the rule, why it is exact and what it costs.
+//! placed, [`RoundScheduler::plan`] keeps as many of them forced as fit (among jobs with the same
+//! options, the most behind) and drops the forcing of the others for this round only; see
+//! `docs/rounds.md` for the rule, why it is exact and what it costs.
 //!
 //! The credit bound B_j = max(B, sigma_hat_j - lambda) of each job (sigma_hat_j: its largest
 //! sigma in the planned round) lets a job whose smallest useful run gives many rounds' worth of
@@ -487,13 +487,12 @@ impl RoundScheduler {
     /// no predicted slowdown.
     ///
     /// Relaxation: when the solver finds the forced jobs cannot all fit, the plan keeps the
-    /// largest number of them forced that fits and, among the sets of that size, solves the most
-    /// efficient round; the others are made optional for this round only (their deficit in this
-    /// round's problem is lowered to -(lambda + Delta + 1), so m_j < 0; the true deficit is
-    /// untouched). Both are found with one solve of a problem in which every job may idle and
-    /// keeping a forced job is worth a bonus larger than any objective difference, and one more
-    /// solve of the relaxed round: three solver calls in a relaxed round, one otherwise
-    /// (docs/rounds.md).
+    /// largest number of them forced that fits (found by one solve of a count problem: the
+    /// forced jobs alone on their cheapest admissible options, each worth 1; among forced jobs
+    /// with the same options the most behind are kept) and solves the round with the others
+    /// made optional for this round only (their deficit in this round's problem is lowered to
+    /// -(lambda + Delta + 1), so m_j < 0; the true deficit is untouched): three solver calls in
+    /// a relaxed round, one otherwise (docs/rounds.md).
     ///
     /// Among identical jobs (same weight, workers and times), which one gets which chosen option
     /// does not change the objective; the plan hands options back to the jobs that ran them in
@@ -582,8 +581,8 @@ impl RoundScheduler {
 
     /// Reports what really ran in the planned round: the realized throughput (iterations per
     /// second) of each job that ran; jobs of the round not listed idled (sigma 0). Every job of
-    /// the round that is still active gets D_j <- max(-B_j, D_j + lambda - sigma_realized) (B_j of the plan, [`PlannedJob::credit`]), except
-    /// jobs with F_j = 0, which keep their deficit. Jobs removed since the plan are ignored.
+    /// the round that is still active gets D_j <- max(-B_j, D_j + lambda - sigma_realized) (B_j
+    /// of the plan, [`PlannedJob::credit`]), except jobs with F_j = 0, which keep their deficit. Jobs removed since the plan are ignored.
     /// Returns the service of every updated job, in job order.
     ///
     /// Errors (nothing changes): no pending plan, a job that is not active or was not in the

@@ -3,15 +3,14 @@
 //!
 //! Each round the active jobs form an STS round problem (MODEL.md): every GPU is cut into `U`
 //! units (2 by default: half GPUs, chosen by measurement, docs/results.md) with slots of 1, 2,
-//! 4, ... units, and a job's predicted throughput in
-//! each slot comes from the Gavel data exactly as `stsfair gen --gavel` derives it
-//! ([`slot_throughputs_by`]): the solo throughput for a whole GPU, the median co-located
-//! throughput for a half GPU, and for smaller slots the co-runner composition rule that the
-//! simulation then realizes ([`PolicyOptions::sts_slot_rule`]; docs/costs.md). The round
-//! scheduler solves the
-//! problem (the solver is configurable: `dp` is exact and fast, `ilp` the HiGHS baseline),
-//! relaxes the fairness constraint when the forced jobs cannot all fit, and places the slots on
-//! GPUs choosing co-runners by their measured slowdowns.
+//! 4, ... units, and a job's predicted throughput in each slot comes from the Gavel data exactly
+//! as `stsfair gen --gavel` derives it ([`slot_throughputs_by`]): the solo throughput for a whole
+//! GPU, the median co-located throughput for a half GPU, and for smaller slots the co-runner
+//! composition rule that the simulation then realizes ([`PolicyOptions::sts_slot_rule`];
+//! docs/costs.md). The round scheduler solves the problem (the solver is configurable: `dp` is
+//! exact and fast, `ilp` the HiGHS baseline), relaxes the fairness constraint when the forced
+//! jobs cannot all fit, and places the slots on GPUs choosing co-runners by their measured
+//! slowdowns. Jobs are weighted by least attained service by default ([`Weights`]).
 //!
 //! What a job then really gets is read from the measurements for its actual co-runners: alone
 //! on its GPU, its solo throughput; beside one job, the measured pair throughput; beside several,
