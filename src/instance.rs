@@ -121,6 +121,14 @@ pub struct Fairness {
     pub credit: f64,
 }
 
+impl Fairness {
+    /// Checks the ranges of MODEL.md section 3 (lambda in (0, 1], Delta and B finite and >= 0);
+    /// the error names the field as an instance file has it (`fairness.max_debt`).
+    pub fn check(&self) -> Result<(), InstanceError> {
+        check_fairness(self)
+    }
+}
+
 impl Default for Fairness {
     fn default() -> Self {
         Fairness {

@@ -445,6 +445,11 @@ impl RoundScheduler {
         let i = self.position(id).ok_or_else(|| RoundError::UnknownJob {
             job: id.to_string(),
         })?;
+        if self.jobs[i].weight() == weight {
+            // Already valid: nothing to rebuild (callers that recompute weights every round
+            // change few of them).
+            return Ok(());
+        }
         let spec = self.spec(&self.jobs[i], self.deficits[i]).weight(weight);
         self.jobs[i] = self.validate(spec, Some(id))?;
         Ok(())

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
-use stsfair::Fairness;
+use stsfair::{Fairness, InstanceError};
 use stsfair_sim::policies::lp::Method;
 use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::workload::{self, WorkloadSpec};
@@ -115,6 +115,12 @@ fn flag_error(e: SimError) -> Failure {
         SimError::Setting { setting, rule, got } => Failure::input(format!(
             "--{} {rule} (got {got})",
             setting.replace('_', "-")
+        )),
+        SimError::Fairness {
+            source: InstanceError::Rule { path, rule, got },
+        } => Failure::input(format!(
+            "--{} {rule} (got {got})",
+            path.trim_start_matches("fairness.").replace('_', "-")
         )),
         other => Failure::input(other),
     }

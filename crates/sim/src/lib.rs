@@ -92,6 +92,13 @@ pub enum SimError {
         /// The value given.
         got: String,
     },
+    /// The sts policy's fairness parameters are out of range (the rule of
+    /// [`Fairness::check`](stsfair::Fairness::check), naming `fairness.lambda`, ...).
+    #[error("sts {source}")]
+    Fairness {
+        /// The rule broken.
+        source: stsfair::InstanceError,
+    },
     /// The policy's optimization problem could not be solved.
     #[error("policy {policy}: {message}")]
     Solver {

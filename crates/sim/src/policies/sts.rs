@@ -101,26 +101,11 @@ fn ladder(units: u32) -> Vec<u32> {
     sizes
 }
 
-/// Checks MODEL.md section 3's ranges of the fairness parameters (the errors name `lambda`,
-/// `max_debt` or `credit`). [`Sts::new`] calls it so that a bad setting is refused before the run
-/// (the instance builder would refuse it only at the first arrival, as a solver failure).
+/// Checks MODEL.md section 3's ranges of the fairness parameters with the instance format's own
+/// rule ([`Fairness::check`]). [`Sts::new`] calls it so that a bad setting is refused before the
+/// run (the instance builder would refuse it only at the first arrival, as a solver failure).
 pub fn check_fairness(f: &Fairness) -> Result<(), SimError> {
-    let bad = |setting: &'static str, rule: &'static str, got: f64| SimError::Setting {
-        setting,
-        rule,
-        got: got.to_string(),
-    };
-    // Written so that NaN fails too.
-    if !(f.lambda > 0.0 && f.lambda <= 1.0) {
-        return Err(bad("lambda", "must be in (0, 1]", f.lambda));
-    }
-    if !(f.max_debt >= 0.0 && f.max_debt.is_finite()) {
-        return Err(bad("max_debt", "must be finite and >= 0", f.max_debt));
-    }
-    if !(f.credit >= 0.0 && f.credit.is_finite()) {
-        return Err(bad("credit", "must be finite and >= 0", f.credit));
-    }
-    Ok(())
+    f.check().map_err(|source| SimError::Fairness { source })
 }
 
 /// The name of job `id` in the round scheduler: it carries the job type so that the placement's
