@@ -54,7 +54,7 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
     }
     let files = bench::instance_files(&args.paths).map_err(Failure::input)?;
     let header = header(&args.solvers);
-    println!("{}", header.join("  "));
+    outln!("{}", header.join("  "));
     let mut csv = header.join(",");
     csv.push('\n');
     let mut disagree = false;
@@ -68,7 +68,7 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
         );
         disagree |= row.agreement() == Some(false);
         let cells = cells(&row);
-        println!("{}", cells.join("  "));
+        outln!("{}", cells.join("  "));
         let _ = writeln!(
             csv,
             "{}",

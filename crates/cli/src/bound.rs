@@ -41,14 +41,17 @@ pub fn bound(args: BoundArgs) -> Result<u8, Failure> {
             }),
             None => json!({ "share": args.share, "feasible": false, "lp_bound": null }),
         };
-        println!("{doc}");
+        outln!("{doc}");
     } else {
         match &found {
-            Some(b) => println!(
+            Some(b) => outln!(
                 "lp bound   {:.9} (mean objective per round at {} lambda; {} jobs bounded, {} capped at their largest sigma)",
-                b.objective, b.share, b.bounded_jobs, b.capped_jobs
+                b.objective,
+                b.share,
+                b.bounded_jobs,
+                b.capped_jobs
             ),
-            None => println!(
+            None => outln!(
                 "no schedule gives every bounded job {} lambda on average, even fractionally",
                 args.share
             ),

@@ -196,7 +196,7 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
                 names.len()
             );
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(0)
 }

@@ -9,9 +9,43 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// `print!` for the command's output, which ends the process quietly when standard output has
+/// been closed (`stsfair gen ... | head`): the reader took what it wanted, so exit 0 with nothing
+/// on stderr, as ripgrep does. `print!` would panic there. Any other write error is reported
+/// and ends the process with exit 1.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::write_out(format_args!($($arg)*), false) };
+}
+
+/// [`out!`] with a newline, for `println!`.
+macro_rules! outln {
+    () => { $crate::write_out(format_args!(""), true) };
+    ($($arg:tt)*) => { $crate::write_out(format_args!($($arg)*), true) };
+}
+
+/// The body of [`out!`] and [`outln!`].
+fn write_out(args: std::fmt::Arguments<'_>, newline: bool) {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout.write_fmt(args).and_then(|()| {
+        if newline {
+            stdout.write_all(b"\n")
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("stsfair: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
 
 // The simulations and the DP allocate many small, short-lived vectors (placements per round,
 // LP entries per allocation, DP sub-states); mimalloc serves them faster than glibc's malloc.

@@ -87,9 +87,9 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
         predictor::evaluate_split(data.inputs(), &split, &config).map_err(Failure::input)?;
     if args.json {
         let text = serde_json::to_string(&report).map_err(Failure::other)?;
-        println!("{text}");
+        outln!("{text}");
     } else {
-        println!(
+        outln!(
             "{} split{}: mape {:.4} on {} held-out pairs ({} predictions), trained on {} pairs, seed {}",
             report.split,
             if report.reference_partners > 0 {
@@ -103,11 +103,12 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
             report.pairs_train,
             report.seed
         );
-        println!(
+        outln!(
             "baselines: global mean ratio {:.4}, per-job mean ratio {:.4}",
-            report.baselines.global_mean_ratio, report.baselines.per_job_mean_ratio
+            report.baselines.global_mean_ratio,
+            report.baselines.per_job_mean_ratio
         );
-        println!("method: {}", report.method);
+        outln!("method: {}", report.method);
     }
     Ok(0)
 }

@@ -102,7 +102,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let summary = tally.summary(&scheduler);
     if args.json {
-        println!("{}", to_json(&summary, lp_bound(&instance)?));
+        outln!("{}", to_json(&summary, lp_bound(&instance)?));
     } else {
         print_summary(
             &summary,
@@ -387,28 +387,32 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str) {
-    println!(
+    outln!(
         "instance        {}: {} jobs, solver {solver}",
         name.unwrap_or("(unnamed)"),
         s.jobs.len()
     );
-    println!(
+    outln!(
         "rounds          {} ({} relaxed, {} solves, {} solved by the fallback solver)",
-        s.rounds, s.relaxed_rounds, s.solves, s.fallback_rounds
+        s.rounds,
+        s.relaxed_rounds,
+        s.solves,
+        s.fallback_rounds
     );
-    println!("mean objective  {:.6}", s.mean_objective);
-    println!("migrations      {}", s.migrations);
-    println!(
+    outln!("mean objective  {:.6}", s.mean_objective);
+    outln!("migrations      {}", s.migrations);
+    outln!(
         "placement       predicted slowdown {:.4} per round, {} forbidden pairs in all",
-        s.mean_slowdown, s.conflicts
+        s.mean_slowdown,
+        s.conflicts
     );
     let mut sigma: Vec<f64> = s.jobs.iter().filter_map(|j| j.mean_sigma).collect();
     sigma.sort_by(f64::total_cmp);
     let unbounded = s.jobs.len() - sigma.len();
     let reached = sigma.iter().filter(|&&x| x >= 0.95 * lambda).count();
-    println!("fairness bound  {} jobs ({unbounded} without)", sigma.len());
+    outln!("fairness bound  {} jobs ({unbounded} without)", sigma.len());
     if !sigma.is_empty() {
-        println!(
+        outln!(
             "mean sigma      min {:.4}  p1 {:.4}  p5 {:.4}  median {:.4}  max {:.4}",
             sigma[0],
             quantile(&sigma, 0.01),
@@ -416,7 +420,7 @@ fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str) 
             quantile(&sigma, 0.5),
             sigma[sigma.len() - 1]
         );
-        println!(
+        outln!(
             "reach 0.95*lambda  {reached} of {} ({:.2}%)",
             sigma.len(),
             100.0 * reached as f64 / sigma.len() as f64
@@ -427,6 +431,6 @@ fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str) 
         (a.min(d), b.max(d))
     });
     if lo <= hi {
-        println!("final deficits  [{lo:.4}, {hi:.4}]");
+        outln!("final deficits  [{lo:.4}, {hi:.4}]");
     }
 }

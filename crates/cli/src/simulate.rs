@@ -270,9 +270,9 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         let metrics = Metrics::new(&result, args.lambda);
         if args.json {
             let text = serde_json::to_string(&metrics).map_err(Failure::other)?;
-            println!("{text}");
+            outln!("{text}");
         } else {
-            println!(
+            outln!(
                 "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  solver {:.4} s/round  {:.2} s",
                 metrics.policy,
                 metrics.avg_jct_h,

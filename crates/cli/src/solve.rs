@@ -134,7 +134,7 @@ pub fn load(path: &PathBuf) -> Result<Instance, Failure> {
 pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
     let instance = load(&args.file)?;
     let options: usize = instance.jobs().iter().map(|j| j.options().len()).sum();
-    println!(
+    outln!(
         "{}: valid ({} gpu types, {} jobs, {} options)",
         args.file.display(),
         instance.gpu_types().len(),
@@ -149,7 +149,7 @@ pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
     let instance = load(&args.file)?;
     let solution = solver.solve(&instance).map_err(Failure::other)?;
     if args.json {
-        println!("{}", solution.to_json(&instance));
+        outln!("{}", solution.to_json(&instance));
     } else {
         print_summary(&instance, &solution);
     }
@@ -163,24 +163,24 @@ pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
 fn print_summary(instance: &Instance, solution: &Solution) {
     let problem = RoundProblem::new(instance);
     let name = instance.name().unwrap_or("(unnamed)");
-    println!(
+    outln!(
         "instance   {name}: {} jobs, {} gpu types",
         instance.jobs().len(),
         instance.gpu_types().len()
     );
-    println!("solver     {}", solution.solver);
+    outln!("solver     {}", solution.solver);
     match &solution.status {
         Status::Infeasible { reason } => {
-            println!("status     infeasible");
-            println!("reason     {reason}");
+            outln!("status     infeasible");
+            outln!("reason     {reason}");
         }
         status => {
             let gap = match status {
                 Status::Feasible { gap } => format!(" (gap {gap:.3e})"),
                 _ => String::new(),
             };
-            println!("status     {}{gap}", status.as_str());
-            println!("objective  {:.9}", solution.objective.unwrap_or(f64::NAN));
+            outln!("status     {}{gap}", status.as_str());
+            outln!("objective  {:.9}", solution.objective.unwrap_or(f64::NAN));
             let run = solution.assignments.iter().filter(|a| a.is_some()).count();
             let forced = problem
                 .jobs
@@ -204,13 +204,13 @@ fn print_summary(instance: &Instance, solution: &Solution) {
                 .iter()
                 .filter(|j| j.class == JobClass::Unbounded)
                 .count();
-            println!(
+            outln!(
                 "jobs       {run} run, {} idle; {forced} forced ({behind} cannot catch up), {unbounded} without a fairness bound",
                 solution.assignments.len() - run
             );
         }
     }
-    println!("units      used / capacity per gpu type");
+    outln!("units      used / capacity per gpu type");
     for (g, used) in instance.gpu_types().iter().zip(&solution.units_used) {
         let cap = g.capacity();
         let pct = if cap > 0 {
@@ -218,9 +218,9 @@ fn print_summary(instance: &Instance, solution: &Solution) {
         } else {
             0.0
         };
-        println!("  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)", g.name());
+        outln!("  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)", g.name());
     }
-    println!("time       {:.6} s", solution.stats.seconds);
+    outln!("time       {:.6} s", solution.stats.seconds);
 }
 
 pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
@@ -231,14 +231,14 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     match stsfair::verify(&instance, &solution) {
         Ok(v) => {
             match v.objective {
-                Some(obj) => println!(
+                Some(obj) => outln!(
                     "valid: {} solution, objective {obj:.9} recomputed from the instance",
                     solution.status.as_str()
                 ),
                 None if v.infeasibility_certified => {
-                    println!("valid: infeasible, certified by a capacity shortage")
+                    outln!("valid: infeasible, certified by a capacity shortage")
                 }
-                None => println!(
+                None => outln!(
                     "valid form: infeasible (not certified: no single set of gpu types is short)"
                 ),
             }

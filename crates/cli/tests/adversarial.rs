@@ -880,3 +880,33 @@ fn the_same_input_gives_the_same_bytes() {
         run(&["validate", s(&file)]).stdout
     );
 }
+
+/// A reader that stops early (`stsfair gen ... | head`) closes the pipe while the command is still
+/// writing: the command must end quietly with exit 0, not panic on the failed write.
+#[test]
+fn closed_standard_output_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    // About 1.5 MB of JSON, far more than a pipe buffers.
+    let mut child = Command::new(BIN)
+        .args(["gen", "--gavel", "--jobs", "2000", "--count", "10"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("stsfair/1"));
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert!(stderr.is_empty(), "nothing on stderr, got: {stderr}");
+}
