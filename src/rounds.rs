@@ -779,6 +779,8 @@ pub struct RunSummary {
     pub fallback_rounds: u64,
     /// Per job, in the scheduler's job order.
     pub jobs: Vec<JobRecord>,
+    /// Per round, in order.
+    pub per_round: Vec<RoundRecord>,
 }
 
 /// The running totals behind a [`RunSummary`], one round at a time: what [`run_rounds`] keeps
@@ -807,6 +809,9 @@ pub struct RunTally {
     pub fallback_rounds: u64,
     /// Per job, in the scheduler's job order.
     pub jobs: Vec<JobTally>,
+    /// Per round, in order (empty in a state file written before it was kept).
+    #[serde(default)]
+    pub per_round: Vec<RoundRecord>,
 }
 
 /// One job's running totals in a [`RunTally`].
@@ -821,6 +826,27 @@ pub struct JobTally {
     pub sigma_sum: f64,
     /// Whether F_j = 0.
     pub no_bound: bool,
+}
+
+/// One round of a [`RunTally`]: what a reader needs to see where a run lost objective or
+/// relaxed (the totals of [`RunSummary`] average these away).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundRecord {
+    /// The round's number ([`RoundPlan::round`]).
+    pub round: u64,
+    /// Its objective (sum of v of the chosen options).
+    pub objective: f64,
+    /// Jobs forced by their true deficits (m_j > 0 and F_j > 0), relaxed ones included.
+    pub forced: u64,
+    /// Forced jobs whose forcing was dropped.
+    pub relaxed: u64,
+    /// Jobs that ran.
+    pub running: u64,
+    /// Solver calls.
+    pub solves: u64,
+    /// Whether the plan came from a fallback solver.
+    pub fallback: bool,
 }
 
 impl RunTally {
@@ -849,6 +875,7 @@ impl RunTally {
                     no_bound: r.fair_rate <= 0.0,
                 })
                 .collect(),
+            per_round: Vec::new(),
         })
     }
 
@@ -869,6 +896,17 @@ impl RunTally {
         for (t, s) in self.jobs.iter_mut().zip(service) {
             t.sigma_sum += s.sigma.unwrap_or(0.0);
         }
+        let count =
+            |f: &dyn Fn(&PlannedJob) -> bool| plan.jobs.iter().filter(|j| f(j)).count() as u64;
+        self.per_round.push(RoundRecord {
+            round: plan.round,
+            objective: plan.objective,
+            forced: count(&|j| j.forced || j.relaxed),
+            relaxed: plan.relaxed.len() as u64,
+            running: count(&|j| j.run.is_some()),
+            solves: plan.solves as u64,
+            fallback: plan.solution.stats.fallback_from.is_some(),
+        });
     }
 
     /// The summary of the rounds recorded, with the scheduler's current deficits as the final
@@ -897,6 +935,7 @@ impl RunTally {
             solves: self.solves,
             fallback_rounds: self.fallback_rounds,
             jobs,
+            per_round: self.per_round.clone(),
         }
     }
 }

@@ -232,6 +232,15 @@ fn resume(
         )));
     }
     let tally = saved.tally;
+    // A state file written before the per-round records were kept has none; one written since
+    // has one per round.
+    if !tally.per_round.is_empty() && tally.per_round.len() as u64 != tally.rounds {
+        return Err(bad(format!(
+            "tally.per_round must have one entry per round ({}) (got {})",
+            tally.rounds,
+            tally.per_round.len()
+        )));
+    }
     if tally.rounds != scheduler.round() {
         return Err(bad(format!(
             "tally.rounds must equal scheduler.round ({}) (got {})",
@@ -374,6 +383,7 @@ fn to_json(s: &RunSummary, bound: Option<f64>) -> Value {
         "lp_bound": bound,
         "efficiency": bound.map(|b| s.mean_objective / b),
         "jobs": jobs,
+        "per_round": s.per_round,
     })
 }
 

@@ -67,9 +67,20 @@ fn cli_rounds_json() {
             "fallback_rounds",
             "lp_bound",
             "efficiency",
-            "jobs"
+            "jobs",
+            "per_round"
         ]
     );
+    let per_round = doc["per_round"].as_array().unwrap();
+    assert_eq!(per_round.len(), 10);
+    for (r, record) in per_round.iter().enumerate() {
+        assert_eq!(record["round"], r as u64);
+        assert_eq!(record["objective"], 1.0);
+        assert_eq!(record["relaxed"], 0);
+        assert_eq!(record["running"], 1);
+        assert_eq!(record["solves"], 1);
+        assert_eq!(record["fallback"], false);
+    }
     // Two identical jobs on one whole GPU: one runs every round, the bound is 1 (src/bound.rs).
     if cfg!(feature = "highs") {
         let near = |v: &Value| (v.as_f64().unwrap() - 1.0).abs() < 1e-9;
