@@ -68,7 +68,7 @@ use incumbent::{beam_search, incumbent, least_value};
 use limits::{
     BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, PREDICT_AFTER_STATES,
     SLOW_GROWTH, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
-    TOLERANCE,
+    TABLES_PREDICTED, TOLERANCE,
 };
 use tables::TypeTables;
 
@@ -158,7 +158,8 @@ impl Solver for Dp {
         let mut states = 0u64;
         let mut beam_done = false;
         let mut last_states = 0u64;
-        let mut tables_on = self.tables_after_states == 0;
+        let tas = self.tables_after_states;
+        let mut tables_on = tas == 0;
         // The states all runs of the solve may create, and the most one finished run created.
         let budget = SOLVE_BUDGET * self.max_states as u64;
         let mut largest_run = 0u64;
@@ -208,7 +209,7 @@ impl Solver for Dp {
             // The tables may cost as much as TABLE_WORK_PER_STATE cell updates per state the
             // solve has created so far (a cheap solve never pays more for them than for its
             // states), at most TABLE_WORK.
-            let table_work = match (tables_on, self.tables_after_states) {
+            let table_work = match (tables_on, tas) {
                 (false, _) => 0,
                 (true, 0) => TABLE_WORK,
                 (true, _) => usize::try_from(states.saturating_mul(TABLE_WORK_PER_STATE))
@@ -273,9 +274,13 @@ impl Solver for Dp {
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
             states += dp.states;
-            last_states = dp.states;
             let steady = tables_on;
-            tables_on |= dp.states > self.tables_after_states;
+            // The tables come on past TABLES_AFTER_STATES states, or when this run's growth
+            // over the one before predicts a next run far past it.
+            let predicted = (dp.states as f64) * (dp.states as f64) / (last_states.max(1) as f64);
+            tables_on |=
+                dp.states > tas || (last_states > 0 && predicted > (TABLES_PREDICTED * tas) as f64);
+            last_states = dp.states;
             let found = found?;
             if let Some((total, counts)) = found
                 && total >= floor
@@ -309,6 +314,7 @@ impl Solver for Dp {
             if steady {
                 largest_run = largest_run.max(dp.states.max(1));
             }
+
             g *= if tables_on { SLOW_GROWTH } else { FAST_GROWTH };
             // Every solution with this run's kept choices is worth at most the largest bound
             // the run dropped, and every other one uses a choice whose reduced-cost gap is at
