@@ -33,6 +33,11 @@ pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
 /// 6.4 M; with the tables it creates 52,000.
 pub(super) const TABLES_PREDICTED: u64 = 2;
 
+/// Least growth of the gap for the shorter step that replaces an early refusal (step 5 of
+/// docs/solver.md): a step that the budget allows only below 1.02 times the gap would find
+/// little the last run did not, and the solve stops with `SolveError::TooLarge` instead.
+pub(super) const MIN_STEP: f64 = 1.02;
+
 /// The first gap g tried, relative to max(1, |L|): small enough that a round whose optimum
 /// nearly ties the LP (the shipped rounds: 0.001% to 0.01% of L) is solved by a core of the
 /// few classes at a tie, large enough to be above floating-point noise.

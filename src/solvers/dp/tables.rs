@@ -72,41 +72,14 @@ impl TypeTables {
         mu: &[f64],
         max_work: usize,
     ) -> Option<TypeTables> {
+        let sets = sets(classes, kept, core, sfx, max_work)?;
         let (residual, grain) = (&sfx.residual, &sfx.grain);
-        let binding: Vec<usize> = (0..sfx.k).filter(|&t| grain[t] > 0).collect();
         let extent = |t: usize| {
             usize::try_from(residual[t] / grain[t])
                 .unwrap_or(usize::MAX)
                 .saturating_add(1)
         };
         let m = core.len();
-        let mut sets: Vec<Vec<usize>> = Vec::new();
-        for (a, &ta) in binding.iter().enumerate() {
-            for &tb in &binding[a + 1..] {
-                sets.push(vec![ta, tb]);
-            }
-        }
-        // Cells of one set's grid, and of all sets' grids (saturating: capacities may be huge).
-        let grid = |s: &[usize]| s.iter().fold(1usize, |a, &t| a.saturating_mul(extent(t)));
-        let cells_of =
-            |sets: &[Vec<usize>]| sets.iter().fold(0usize, |a, s| a.saturating_add(grid(s)));
-        let too_big = |sets: &[Vec<usize>]| {
-            sets.is_empty()
-                || sets.iter().any(|s| grid(s) > TABLE_GRID)
-                || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS
-        };
-        // Table work: every set's grid once per core job and kept choice.
-        let moves: usize = core
-            .iter()
-            .map(|&c| classes[c].jobs.len() * kept[c].len())
-            .sum();
-        let work = |sets: &[Vec<usize>]| cells_of(sets).saturating_mul(moves);
-        if too_big(&sets) || work(&sets) > max_work {
-            sets = binding.iter().map(|&t| vec![t]).collect();
-            if too_big(&sets) || work(&sets) > max_work {
-                return None;
-            }
-        }
         let mut out = Vec::with_capacity(sets.len());
         for types in sets {
             let dims: Vec<usize> = types.iter().map(|&t| extent(t)).collect();
@@ -244,6 +217,67 @@ impl TypeTables {
         }
         best
     }
+}
+
+/// The sets of types [`TypeTables::new`] builds tables for: every pair of binding types when
+/// their grids fit [`TABLE_GRID`] and, over all layers, [`TABLE_CELLS`], and their work (every
+/// grid once per core job and kept choice) `max_work`; else every single binding type under
+/// the same limits; else `None`.
+fn sets(
+    classes: &[Class],
+    kept: &[Vec<Choice>],
+    core: &[usize],
+    sfx: &Suffix,
+    max_work: usize,
+) -> Option<Vec<Vec<usize>>> {
+    let (residual, grain) = (&sfx.residual, &sfx.grain);
+    let binding: Vec<usize> = (0..sfx.k).filter(|&t| grain[t] > 0).collect();
+    let extent = |t: usize| {
+        usize::try_from(residual[t] / grain[t])
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+    };
+    let m = core.len();
+    let mut sets: Vec<Vec<usize>> = Vec::new();
+    for (a, &ta) in binding.iter().enumerate() {
+        for &tb in &binding[a + 1..] {
+            sets.push(vec![ta, tb]);
+        }
+    }
+    // Cells of one set's grid, and of all sets' grids (saturating: capacities may be huge).
+    let grid = |s: &[usize]| s.iter().fold(1usize, |a, &t| a.saturating_mul(extent(t)));
+    let cells_of = |sets: &[Vec<usize>]| sets.iter().fold(0usize, |a, s| a.saturating_add(grid(s)));
+    let too_big = |sets: &[Vec<usize>]| {
+        sets.is_empty()
+            || sets.iter().any(|s| grid(s) > TABLE_GRID)
+            || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS
+    };
+    // Table work: every set's grid once per core job and kept choice.
+    let moves: usize = core
+        .iter()
+        .map(|&c| classes[c].jobs.len() * kept[c].len())
+        .sum();
+    let work = |sets: &[Vec<usize>]| cells_of(sets).saturating_mul(moves);
+    if too_big(&sets) || work(&sets) > max_work {
+        sets = binding.iter().map(|&t| vec![t]).collect();
+        if too_big(&sets) || work(&sets) > max_work {
+            return None;
+        }
+    }
+    Some(sets)
+}
+
+/// Whether [`TypeTables::new`] would build its strongest tables for this core within
+/// `max_work`: the pairs of binding types, or the single type when only one binds.
+pub(super) fn strongest_fit(
+    classes: &[Class],
+    kept: &[Vec<Choice>],
+    core: &[usize],
+    sfx: &Suffix,
+    max_work: usize,
+) -> bool {
+    let binding = sfx.grain.iter().filter(|&&g| g > 0).count();
+    sets(classes, kept, core, sfx, max_work).is_some_and(|sets| sets[0].len() == binding.min(2))
 }
 
 impl TypeTable {
