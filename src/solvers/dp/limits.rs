@@ -110,6 +110,14 @@ pub(super) const PROBE_SCALES: [f64; 3] = [1.0 / 64.0, 1.0 / 8.0, 1.0];
 /// 400 MB) the solve stays under about 1 GiB.
 pub(super) const TABLE_CELLS: usize = 24 << 20;
 
+/// Most cells of the tables for a layer limit of `max_states` states: as many bytes as a full
+/// layer (about 100 bytes per state, 16 per cell with its running maximum), at most
+/// [`TABLE_CELLS`]; so a memory limit given as `Dp::max_states` (`--max-memory-mib`) bounds the
+/// tables too (the default 4,000,000 states allow 25 M cells, all of [`TABLE_CELLS`]).
+pub(super) fn table_cells(max_states: usize) -> usize {
+    (max_states.saturating_mul(100) / 16).min(TABLE_CELLS)
+}
+
 /// Most cell updates building the type tables may take (about 4 s at 1.3 updates per ns, the
 /// pair tables of round 6 above at twice its optimum's gap); past it the pairs fall back to
 /// single types, and the singles to no tables.

@@ -68,7 +68,7 @@ use incumbent::{beam_search, incumbent, least_value};
 use limits::{
     BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, MIN_STEP, PREDICT_AFTER_STATES,
     SLOW_GROWTH, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
-    TABLES_PREDICTED, TOLERANCE,
+    TABLES_PREDICTED, TOLERANCE, table_cells,
 };
 use tables::{TypeTables, strongest_fit};
 
@@ -163,6 +163,8 @@ impl Solver for Dp {
         // The states the tables' work budget is counted on (TABLE_WORK_PER_STATE each): the
         // solve's states, or more when the tables came on by prediction.
         let mut table_basis = 0u64;
+        // The tables may take as much memory as one full layer of states.
+        let max_cells = table_cells(self.max_states);
         // The states all runs of the solve may create, and the most one finished run created.
         let budget = SOLVE_BUDGET * self.max_states as u64;
         let mut largest_run = 0u64;
@@ -257,7 +259,14 @@ impl Solver for Dp {
                             chosen = Some((wide, fixed, None));
                             break;
                         };
-                        if strongest_fit(&classes, &fixed.kept, &fixed.core, &sfx, table_work) {
+                        if strongest_fit(
+                            &classes,
+                            &fixed.kept,
+                            &fixed.core,
+                            &sfx,
+                            table_work,
+                            max_cells,
+                        ) {
                             let tables = TypeTables::new(
                                 &classes,
                                 &fixed.kept,
@@ -265,6 +274,7 @@ impl Solver for Dp {
                                 &sfx,
                                 &mu,
                                 table_work,
+                                max_cells,
                             );
                             chosen = Some((wide, fixed, tables));
                             break;
@@ -287,6 +297,7 @@ impl Solver for Dp {
                                 &sfx,
                                 &mu,
                                 table_work,
+                                max_cells,
                             )
                         });
                         (full, fixed, tables)
