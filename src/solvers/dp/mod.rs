@@ -240,7 +240,7 @@ impl Solver for Dp {
                     // The widest fixing, from `full` down to the run's own gap, whose pair
                     // tables fit the work budget (a wider fixing keeps more classes and choices,
                     // and the pairs' work grows with them); when none does, `full` with
-                    // whatever tables fit. Measured on round 63 of gavel-100x3-1000: the pairs
+                    // whatever tables fit. Measured on round 62 of gavel-100x3-1000: the pairs
                     // at 2.5 times the gap were past the budget, and the single-type tables
                     // that replaced them made the next run 340,000 states and predict 10^9.
                     let narrower = [SLOW_GROWTH * gap, gap];
@@ -368,7 +368,7 @@ impl Solver for Dp {
             // tables on grew under the old regime and predicts nothing).
             // Before refusing, a shorter step is tried: with the states growing as
             // exp(a g) (a from the last two runs), the gap whose run is predicted to just fit
-            // the budget left. On round 63 of gavel-100x3-1000 the step of 1.25 (to 0.49) was
+            // the budget left. On round 62 of gavel-100x3-1000 the step of 1.25 (to 0.49) was
             // predicted at 8.5 M states, more than the budget; the run there took 3.5 M. The
             // step is taken when it grows the gap by at least MIN_STEP; it only chooses a
             // floor (any sequence of floors is correct, Lemma 3).
