@@ -337,6 +337,23 @@ fn fast_dp_solves_the_shipped_hard_round() {
     assert!((a - 166.336555108).abs() < 1e-6, "{a}");
 }
 
+/// The first round of `stsfair rounds instances/gavel-100x3-1000.json` that the DP refused
+/// before the pair tables on 401 x 401 grids (`instances/hard/round6-gavel-100x3-1000.json`,
+/// a gap of 0.32 of 488.39 between the Lagrangian bound and the optimum): the plain DP answers
+/// it, with the ILP's optimum.
+#[test]
+fn fast_dp_solves_the_shipped_100_gpu_hard_round() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("instances/hard/round6-gavel-100x3-1000.json");
+    let instance = Instance::from_path(&file).unwrap();
+    let dp = Dp::default().solve(&instance).unwrap();
+    verify(&instance, &dp).unwrap();
+    let ilp = exact_ilp().solve(&instance).unwrap();
+    let (a, b) = (dp.objective.unwrap(), ilp.objective.unwrap());
+    assert!(objectives_agree(a, b), "fast dp {a} vs ilp {b}");
+    assert!((a - 488.069587945).abs() < 1e-6, "{a}");
+}
+
 /// A round on which HiGHS 1.16.0 with its default presolve reports 15.8233 as optimal; the
 /// optimum is 15.8835 (brute force, the dense DP and the fast DP agree, and `verify` accepts
 /// it), and HiGHS finds it with presolve off. Found by `ilp_matches_dense_dp` in the fifth

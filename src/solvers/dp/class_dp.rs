@@ -23,7 +23,7 @@
 use rustc_hash::FxHashMap;
 
 use super::classes::{Choice, Class, best_rc, rc};
-use super::limits::{PROBE_SCALES, SCAN_COUNTS};
+use super::limits::{PROBE_SCALES, SCAN_COUNTS, table_cells};
 use super::tables::TypeTables;
 use crate::solvers::SolveError;
 
@@ -430,7 +430,15 @@ impl ClassDp<'_> {
         let (k, m) = (sfx.k, core.len());
         let stride = sfx.strides()?;
         let owned = if self.prebuilt.is_none() && self.tables > 0 {
-            TypeTables::new(self.classes, self.kept, core, &sfx, mu, self.tables)
+            TypeTables::new(
+                self.classes,
+                self.kept,
+                core,
+                &sfx,
+                mu,
+                self.tables,
+                table_cells(self.max_states),
+            )
         } else {
             None
         };

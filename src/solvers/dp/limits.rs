@@ -25,6 +25,19 @@ pub(super) const SOLVE_BUDGET: u64 = 2;
 /// still solves the hard 300-job round in 1.5 s.
 pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
 
+/// The tables also come on after a run whose states, times their growth over the run before
+/// it, exceed this many times [`TABLES_AFTER_STATES`]: the states of plain runs grow by 4 to
+/// 7 per doubling of the gap on the rounds of large integrality gap, so such a run predicts a
+/// next one far past the threshold. On `round6-gavel-100x3-1000` the run at gap 0.116 created
+/// 89,969 states (21,536 the run before), just under the threshold, and the next plain run
+/// 6.4 M; with the tables it creates 52,000.
+pub(super) const TABLES_PREDICTED: u64 = 2;
+
+/// Least growth of the gap for the shorter step that replaces an early refusal (step 5 of
+/// docs/solver.md): a step that the budget allows only below 1.02 times the gap would find
+/// little the last run did not, and the solve stops with `SolveError::TooLarge` instead.
+pub(super) const MIN_STEP: f64 = 1.02;
+
 /// The first gap g tried, relative to max(1, |L|): small enough that a round whose optimum
 /// nearly ties the LP (the shipped rounds: 0.001% to 0.01% of L) is solved by a core of the
 /// few classes at a tie, large enough to be above floating-point noise.
@@ -90,30 +103,50 @@ pub(super) const GREEDY_RC_SLACK: f64 = 1e-9;
 pub(super) const PROBE_SCALES: [f64; 3] = [1.0 / 64.0, 1.0 / 8.0, 1.0];
 
 /// Most cells one array of [`TypeTables`](super::tables::TypeTables) may hold over all sets and
-/// layers (4 Mi cells; the tables and their running maxima take 64 MiB at most).
-pub(super) const TABLE_CELLS: usize = 4 << 20;
+/// layers (24 Mi cells; the tables and their running maxima take 384 MiB at most). Enough for
+/// the three pair tables of a 40-class core on 100 GPUs of 4 units per type (3 x 401^2 x 43 =
+/// 20.7 Mi cells, `instances/hard/round6-gavel-100x3-1000`), where the single-type tables that
+/// 4 Mi allowed left that round to the ILP; with the layer limit of `Dp::max_states` (about
+/// 400 MB) the solve stays under about 1 GiB.
+pub(super) const TABLE_CELLS: usize = 24 << 20;
 
-/// Most cell updates building the type tables may take (about 0.3 s); past it the pairs fall
-/// back to single types, and the singles to no tables.
-pub(super) const TABLE_WORK: usize = 400_000_000;
+/// Most cells of the tables for a layer limit of `max_states` states: as many bytes as a full
+/// layer (about 100 bytes per state, 16 per cell with its running maximum), at most
+/// [`TABLE_CELLS`]; so a memory limit given as `Dp::max_states` (`--max-memory-mib`) bounds the
+/// tables too (the default 4,000,000 states allow 25 M cells, all of [`TABLE_CELLS`]).
+pub(super) fn table_cells(max_states: usize) -> usize {
+    (max_states.saturating_mul(100) / 16).min(TABLE_CELLS)
+}
+
+/// Most cell updates building the type tables may take (about 4 s at 1.3 updates per ns, the
+/// pair tables of round 6 above at twice its optimum's gap); past it the pairs fall back to
+/// single types, and the singles to no tables.
+pub(super) const TABLE_WORK: usize = 5_000_000_000;
 
 /// Cell updates the tables may take per state the solve has created so far (a cell update
-/// costs about 1 ns, a state about 1 us: a cheap solve never pays more for the tables than for
-/// its states). Counted over the solve, not the largest run: with the counting of issue 17 the
-/// runs before the tables create fewer states (148,000 on `round4-gavel-36x3-300`), and 500
-/// per state of the largest run left the pair tables (0.3 * 10^9 updates) out, which made the
-/// last run 2.6 M states instead of 0.3 M.
-pub(super) const TABLE_WORK_PER_STATE: u64 = 2000;
+/// costs about 1 ns, a state about 1 us). Counted over the solve, not the largest run: with the
+/// counting of issue 17 the runs before the tables create fewer states (148,000 on
+/// `round4-gavel-36x3-300`), and 500 per state of the largest run left the pair tables
+/// (0.3 * 10^9 updates) out, which made the last run 2.6 M states instead of 0.3 M. 40,000
+/// (was 2,000): on `round6-gavel-100x3-1000` the tables come on after 115,000 states and its
+/// pair tables (fixed at [`TABLE_SPAN`] times the gap) take 2.5 * 10^9 updates (1.8 s); with
+/// the single-type tables that 2,000 allowed the next run alone created 6.4 M states (8 s),
+/// and at 20,000 the pairs fitted once but not their rebuild (7.9 M states).
+pub(super) const TABLE_WORK_PER_STATE: u64 = 40_000;
 
-/// Most cells of one set's room grid (256 x 256): pairs of types whose grid is larger fall back
-/// to single types.
-pub(super) const TABLE_GRID: usize = 1 << 16;
+/// Most cells of one set's room grid (512 x 512; 401 x 401 is a pair of types of 100 GPUs of 4
+/// units): pairs of types whose grid is larger fall back to single types.
+pub(super) const TABLE_GRID: usize = 1 << 18;
 
 /// Once the tables are on, the fixing and its tables are made for this many times the gap of
-/// the run that needs them and kept while the runs' gaps stay within it: 2 covers three runs
+/// the run that needs them and kept while the runs' gaps stay within it: 2 covered three runs
 /// of [`SLOW_GROWTH`] (1.25^3 < 2), whose tables (0.03 to 0.08 s each on the 300-job round of
 /// large gap) were rebuilt for every run, while the extra choices kept cost the bound little.
-pub(super) const TABLE_SPAN: f64 = 2.0;
+/// 2.5 covers four: on `round6-gavel-100x3-1000` the pair tables built at 2 x 0.145 stopped
+/// just short of the run that succeeds (gap 0.355), and their rebuild at 2 x 0.355 cost more
+/// than the work budget allowed (single-type tables, 7.9 M states, refused); at 2.5 x 0.145
+/// one build serves every run (3.6 s in all).
+pub(super) const TABLE_SPAN: f64 = 2.5;
 
 /// A step of the class DP whose counts that fit span fewer than this many values scans them
 /// all; a longer one finds the counts above the floor by bisection on the concave probe bound

@@ -66,11 +66,11 @@ use classes::classes;
 use fixing::{Fixed, fix, next_gap, widest};
 use incumbent::{beam_search, incumbent, least_value};
 use limits::{
-    BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, PREDICT_AFTER_STATES,
+    BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, MIN_STEP, PREDICT_AFTER_STATES,
     SLOW_GROWTH, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
-    TOLERANCE,
+    TABLES_PREDICTED, TOLERANCE, table_cells,
 };
-use tables::TypeTables;
+use tables::{TypeTables, strongest_fit};
 
 /// The fast exact DP.
 ///
@@ -158,10 +158,18 @@ impl Solver for Dp {
         let mut states = 0u64;
         let mut beam_done = false;
         let mut last_states = 0u64;
-        let mut tables_on = self.tables_after_states == 0;
+        let tas = self.tables_after_states;
+        let mut tables_on = tas == 0;
+        // The states the tables' work budget is counted on (TABLE_WORK_PER_STATE each): the
+        // solve's states, or more when the tables came on by prediction.
+        let mut table_basis = 0u64;
+        // The tables may take as much memory as one full layer of states.
+        let max_cells = table_cells(self.max_states);
         // The states all runs of the solve may create, and the most one finished run created.
         let budget = SOLVE_BUDGET * self.max_states as u64;
         let mut largest_run = 0u64;
+        // The gap of that run.
+        let mut largest_gap = 0.0f64;
         let mut g = FIRST_GAP * bound.abs().max(1.0);
         // The fixing of the last runs with tables, the gap it was made for, and its tables.
         let mut cached: Option<(f64, Fixed, Option<TypeTables>)> = None;
@@ -208,12 +216,14 @@ impl Solver for Dp {
             // The tables may cost as much as TABLE_WORK_PER_STATE cell updates per state the
             // solve has created so far (a cheap solve never pays more for them than for its
             // states), at most TABLE_WORK.
-            let table_work = match (tables_on, self.tables_after_states) {
+            let table_work = match (tables_on, tas) {
                 (false, _) => 0,
                 (true, 0) => TABLE_WORK,
-                (true, _) => usize::try_from(states.saturating_mul(TABLE_WORK_PER_STATE))
-                    .unwrap_or(usize::MAX)
-                    .min(TABLE_WORK),
+                (true, _) => {
+                    usize::try_from(states.max(table_basis).saturating_mul(TABLE_WORK_PER_STATE))
+                        .unwrap_or(usize::MAX)
+                        .min(TABLE_WORK)
+                }
             };
             // With the tables on, the fixing and its tables are made for a gap TABLE_SPAN
             // times this run's and kept for the next runs while their gap stays within it:
@@ -222,25 +232,76 @@ impl Solver for Dp {
             let own;
             let (fixed, prebuilt, fixed_gap) = if table_work > 0 {
                 let build = || {
-                    let wide = if last {
+                    let full = if last {
                         gap
                     } else {
                         (gap * TABLE_SPAN).min(incumbent_gap)
                     };
-                    let fixed = setup(wide);
-                    let tables =
-                        Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
-                            .and_then(|sfx| {
-                                TypeTables::new(
-                                    &classes,
-                                    &fixed.kept,
-                                    &fixed.core,
-                                    &sfx,
-                                    &mu,
-                                    table_work,
-                                )
-                            });
-                    (wide, fixed, tables)
+                    // The widest fixing, from `full` down to the run's own gap, whose pair
+                    // tables fit the work budget (a wider fixing keeps more classes and choices,
+                    // and the pairs' work grows with them); when none does, `full` with
+                    // whatever tables fit. Measured on round 62 of gavel-100x3-1000: the pairs
+                    // at 2.5 times the gap were past the budget, and the single-type tables
+                    // that replaced them made the next run 340,000 states and predict 10^9.
+                    let narrower = [SLOW_GROWTH * gap, gap];
+                    let widths =
+                        std::iter::once(full).chain(narrower.into_iter().filter(|&w| w < full));
+                    let mut chosen = None;
+                    for wide in widths {
+                        let fixed = setup(wide);
+                        let Some(sfx) = Suffix::new(
+                            &classes,
+                            &fixed.kept,
+                            &fixed.core,
+                            &probes,
+                            &fixed.residual,
+                        ) else {
+                            chosen = Some((wide, fixed, None));
+                            break;
+                        };
+                        if strongest_fit(
+                            &classes,
+                            &fixed.kept,
+                            &fixed.core,
+                            &sfx,
+                            table_work,
+                            max_cells,
+                        ) {
+                            let tables = TypeTables::new(
+                                &classes,
+                                &fixed.kept,
+                                &fixed.core,
+                                &sfx,
+                                &mu,
+                                table_work,
+                                max_cells,
+                            );
+                            chosen = Some((wide, fixed, tables));
+                            break;
+                        }
+                    }
+                    chosen.unwrap_or_else(|| {
+                        let fixed = setup(full);
+                        let tables = Suffix::new(
+                            &classes,
+                            &fixed.kept,
+                            &fixed.core,
+                            &probes,
+                            &fixed.residual,
+                        )
+                        .and_then(|sfx| {
+                            TypeTables::new(
+                                &classes,
+                                &fixed.kept,
+                                &fixed.core,
+                                &sfx,
+                                &mu,
+                                table_work,
+                                max_cells,
+                            )
+                        });
+                        (full, fixed, tables)
+                    })
                 };
                 // Rebuilt when this run's gap is past it, or when no tables could be built.
                 let (at, fixed, tables) = &*match cached.take() {
@@ -273,9 +334,21 @@ impl Solver for Dp {
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
             states += dp.states;
-            last_states = dp.states;
             let steady = tables_on;
-            tables_on |= dp.states > self.tables_after_states;
+            // The tables come on past TABLES_AFTER_STATES states, or when this run's growth
+            // over the one before predicts a next run far past it.
+            let predicted = (dp.states as f64) * (dp.states as f64) / (last_states.max(1) as f64);
+            if !tables_on
+                && (dp.states > tas
+                    || (last_states > 0 && predicted > (TABLES_PREDICTED * tas) as f64))
+            {
+                tables_on = true;
+                // The tables' work budget counts the run the plain DP would have made next:
+                // with tables that prune well the later runs stay small, and a budget of the
+                // states actually created would then refuse the pairs their own rebuild.
+                table_basis = states.max(predicted as u64);
+            }
+            last_states = dp.states;
             let found = found?;
             if let Some((total, counts)) = found
                 && total >= floor
@@ -286,30 +359,52 @@ impl Solver for Dp {
                 break best.map(|(_, a)| a);
             }
             // Early refusal: once the tables are on (and the gap grows by SLOW_GROWTH), the
-            // states of a run grow by a roughly steady factor from one run to the next (2 to 7
+            // states of a run grow by a roughly steady factor from one run to the next (2 to 17
             // on the rounds of large integrality gap measured), so a next run that would take
             // the solve past its budget is predicted from the last two instead of being run
             // into the limit. The prediction is the last run's states times their growth over
             // the largest earlier run with tables (at least 1); it is made only for runs of
             // PREDICT_AFTER_STATES or more after such an earlier run (the run that turns the
             // tables on grew under the old regime and predicts nothing).
+            // Before refusing, a shorter step is tried: with the states growing as
+            // exp(a g) (a from the last two runs), the gap whose run is predicted to just fit
+            // the budget left. On round 62 of gavel-100x3-1000 the step of 1.25 (to 0.49) was
+            // predicted at 8.5 M states, more than the budget; the run there took 3.5 M. The
+            // step is taken when it grows the gap by at least MIN_STEP; it only chooses a
+            // floor (any sequence of floors is correct, Lemma 3).
+            let mut cap = f64::INFINITY;
             if steady && largest_run > 0 && dp.states >= PREDICT_AFTER_STATES {
                 let growth = (dp.states as f64 / largest_run as f64).max(1.0);
                 let predicted = states as f64 + dp.states as f64 * growth;
                 if predicted > budget as f64 {
-                    return Err(SolveError::TooLarge {
-                        solver: "dp",
-                        what: "states over all gap-deepening runs (predicted from the last runs)",
-                        needed: predicted as u128,
-                        limit: u128::from(budget),
-                        hint: "raise the limit or use --solver ilp",
-                    });
+                    let room = budget.saturating_sub(states) as f64;
+                    let rate = growth.ln() / (gap - largest_gap);
+                    let fit = if growth > 1.0
+                        && rate.is_finite()
+                        && rate > 0.0
+                        && room > dp.states as f64
+                    {
+                        gap + (room / dp.states as f64).ln() / rate
+                    } else {
+                        gap
+                    };
+                    if fit < gap * MIN_STEP {
+                        return Err(SolveError::TooLarge {
+                            solver: "dp",
+                            what: "states over all gap-deepening runs (predicted from the last runs)",
+                            needed: predicted as u128,
+                            limit: u128::from(budget),
+                            hint: "raise the limit or use --solver ilp",
+                        });
+                    }
+                    cap = fit;
                 }
             }
-            if steady {
-                largest_run = largest_run.max(dp.states.max(1));
+            if steady && dp.states.max(1) >= largest_run {
+                largest_run = dp.states.max(1);
+                largest_gap = gap;
             }
-            g *= if tables_on { SLOW_GROWTH } else { FAST_GROWTH };
+            g = (g * if tables_on { SLOW_GROWTH } else { FAST_GROWTH }).min(cap);
             // Every solution with this run's kept choices is worth at most the largest bound
             // the run dropped, and every other one uses a choice whose reduced-cost gap is at
             // least the next one the fixing would keep (Lemma 2): a floor above both finds

@@ -62,8 +62,8 @@ pub(super) struct TypeTables {
 
 impl TypeTables {
     /// Tables for the core classes `core` (in layer order) over the binding types (those with
-    /// a grain in `sfx`), or `None` when even the single types' grids exceed [`TABLE_CELLS`] or
-    /// their work `max_work` cell updates.
+    /// a grain in `sfx`), or `None` when even the single types' grids exceed `max_cells` (at
+    /// most [`TABLE_CELLS`]) over all layers or their work `max_work` cell updates.
     pub(super) fn new(
         classes: &[Class],
         kept: &[Vec<Choice>],
@@ -71,42 +71,16 @@ impl TypeTables {
         sfx: &Suffix,
         mu: &[f64],
         max_work: usize,
+        max_cells: usize,
     ) -> Option<TypeTables> {
+        let sets = sets(classes, kept, core, sfx, max_work, max_cells)?;
         let (residual, grain) = (&sfx.residual, &sfx.grain);
-        let binding: Vec<usize> = (0..sfx.k).filter(|&t| grain[t] > 0).collect();
         let extent = |t: usize| {
             usize::try_from(residual[t] / grain[t])
                 .unwrap_or(usize::MAX)
                 .saturating_add(1)
         };
         let m = core.len();
-        let mut sets: Vec<Vec<usize>> = Vec::new();
-        for (a, &ta) in binding.iter().enumerate() {
-            for &tb in &binding[a + 1..] {
-                sets.push(vec![ta, tb]);
-            }
-        }
-        // Cells of one set's grid, and of all sets' grids (saturating: capacities may be huge).
-        let grid = |s: &[usize]| s.iter().fold(1usize, |a, &t| a.saturating_mul(extent(t)));
-        let cells_of =
-            |sets: &[Vec<usize>]| sets.iter().fold(0usize, |a, s| a.saturating_add(grid(s)));
-        let too_big = |sets: &[Vec<usize>]| {
-            sets.is_empty()
-                || sets.iter().any(|s| grid(s) > TABLE_GRID)
-                || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS
-        };
-        // Table work: every set's grid once per core job and kept choice.
-        let moves: usize = core
-            .iter()
-            .map(|&c| classes[c].jobs.len() * kept[c].len())
-            .sum();
-        let work = |sets: &[Vec<usize>]| cells_of(sets).saturating_mul(moves);
-        if too_big(&sets) || work(&sets) > max_work {
-            sets = binding.iter().map(|&t| vec![t]).collect();
-            if too_big(&sets) || work(&sets) > max_work {
-                return None;
-            }
-        }
         let mut out = Vec::with_capacity(sets.len());
         for types in sets {
             let dims: Vec<usize> = types.iter().map(|&t| extent(t)).collect();
@@ -246,6 +220,70 @@ impl TypeTables {
     }
 }
 
+/// The sets of types [`TypeTables::new`] builds tables for: every pair of binding types when
+/// their grids fit [`TABLE_GRID`] and, over all layers, `max_cells` and [`TABLE_CELLS`], and their work (every
+/// grid once per core job and kept choice) `max_work`; else every single binding type under
+/// the same limits; else `None`.
+fn sets(
+    classes: &[Class],
+    kept: &[Vec<Choice>],
+    core: &[usize],
+    sfx: &Suffix,
+    max_work: usize,
+    max_cells: usize,
+) -> Option<Vec<Vec<usize>>> {
+    let (residual, grain) = (&sfx.residual, &sfx.grain);
+    let binding: Vec<usize> = (0..sfx.k).filter(|&t| grain[t] > 0).collect();
+    let extent = |t: usize| {
+        usize::try_from(residual[t] / grain[t])
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+    };
+    let m = core.len();
+    let mut sets: Vec<Vec<usize>> = Vec::new();
+    for (a, &ta) in binding.iter().enumerate() {
+        for &tb in &binding[a + 1..] {
+            sets.push(vec![ta, tb]);
+        }
+    }
+    // Cells of one set's grid, and of all sets' grids (saturating: capacities may be huge).
+    let grid = |s: &[usize]| s.iter().fold(1usize, |a, &t| a.saturating_mul(extent(t)));
+    let cells_of = |sets: &[Vec<usize>]| sets.iter().fold(0usize, |a, s| a.saturating_add(grid(s)));
+    let too_big = |sets: &[Vec<usize>]| {
+        sets.is_empty()
+            || sets.iter().any(|s| grid(s) > TABLE_GRID)
+            || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS.min(max_cells)
+    };
+    // Table work: every set's grid once per core job and kept choice.
+    let moves: usize = core
+        .iter()
+        .map(|&c| classes[c].jobs.len() * kept[c].len())
+        .sum();
+    let work = |sets: &[Vec<usize>]| cells_of(sets).saturating_mul(moves);
+    if too_big(&sets) || work(&sets) > max_work {
+        sets = binding.iter().map(|&t| vec![t]).collect();
+        if too_big(&sets) || work(&sets) > max_work {
+            return None;
+        }
+    }
+    Some(sets)
+}
+
+/// Whether [`TypeTables::new`] would build its strongest tables for this core within
+/// `max_work` and `max_cells`: the pairs of binding types, or the single type when only one binds.
+pub(super) fn strongest_fit(
+    classes: &[Class],
+    kept: &[Vec<Choice>],
+    core: &[usize],
+    sfx: &Suffix,
+    max_work: usize,
+    max_cells: usize,
+) -> bool {
+    let binding = sfx.grain.iter().filter(|&&g| g > 0).count();
+    sets(classes, kept, core, sfx, max_work, max_cells)
+        .is_some_and(|sets| sets[0].len() == binding.min(2))
+}
+
 impl TypeTable {
     /// S's rooms in grains (capped to the grid) for a state that used `used` units, and the
     /// cell of the layer grid they index.
@@ -274,7 +312,7 @@ mod tests {
     use crate::solvers::dp::class_dp::{Bounds, ClassDp, probes};
     use crate::solvers::dp::classes::classes;
     use crate::solvers::dp::fixing::fix;
-    use crate::solvers::dp::limits::{TABLE_WORK, TOLERANCE};
+    use crate::solvers::dp::limits::{TABLE_CELLS, TABLE_WORK, TOLERANCE};
     use crate::solvers::dp::testing::{self, SMALL, TINY, at_least, optimum};
     use crate::solvers::{BruteForce, DenseDp};
 
@@ -334,7 +372,7 @@ mod tests {
             else {
                 return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));
             };
-            let tables = TypeTables::new(&classes, &fixed.kept, &fixed.core, &sfx, &mu, TABLE_WORK);
+            let tables = TypeTables::new(&classes, &fixed.kept, &fixed.core, &sfx, &mu, TABLE_WORK, TABLE_CELLS);
             let mut dp = ClassDp {
                 prebuilt: tables.as_ref(),
                 ..ClassDp::unlimited(&classes, &fixed.kept, &probes)
@@ -373,7 +411,7 @@ mod tests {
             let at_mu = Bounds { probes: &at_mu, sfx, tables: None };
             let sfx = &at_mu.sfx;
             let Some(tables) =
-                TypeTables::new(&classes, &fixed.kept, &fixed.core, sfx, &mu, TABLE_WORK)
+                TypeTables::new(&classes, &fixed.kept, &fixed.core, sfx, &mu, TABLE_WORK, TABLE_CELLS)
             else {
                 // No type can bind (or the grids are too large): nothing to check.
                 return Ok(());
