@@ -149,7 +149,6 @@ impl Ord for QueueKey {
 #[derive(Debug, Clone)]
 struct Entry {
     combo: Combo,
-    priority: Vec<f64>,
     deficit: Vec<f64>,
     time: Vec<f64>,
     /// Steps/s per type of the first and second job (second 0 for a single job), as the
@@ -170,6 +169,24 @@ impl Entry {
         match self.combo.1 {
             None => a > 0.0,
             Some(_) => a > 0.0 && b > 0.0,
+        }
+    }
+
+    /// Gavel's priority on type `k` whose entries have run `total` seconds since the last
+    /// reset: X / (share of the type's time), X * 10^9 with no time yet, 0 when X = 0 or the
+    /// entry cannot run there. Computed where the queue is built (not stored per round): with
+    /// space sharing there are thousands of entries and only the queued ones need it.
+    fn priority(&self, k: usize, total: f64) -> f64 {
+        let fraction = if total == 0.0 {
+            0.0
+        } else {
+            self.time[k] / total
+        };
+        match &self.allocation {
+            None => 0.0,
+            Some(x) if x[k] == 0.0 || !self.runs_on(k) => 0.0,
+            Some(x) if fraction > 0.0 => x[k] / fraction,
+            Some(x) => x[k] * 1e9,
         }
     }
 }
@@ -515,6 +532,9 @@ pub struct GavelRounds<P> {
     planned: Vec<usize>,
     /// GPU indices of the previous round's placements.
     arena: Vec<u32>,
+    /// Indices of the entries whose `previous` is set (placed in the previous round, still
+    /// active), so that a round touches those rather than every entry.
+    with_previous: Vec<usize>,
     scratch: Scratch,
     previous_end: Option<f64>,
     estimator: Option<Estimator>,
@@ -539,6 +559,7 @@ impl<P: AllocationPolicy> GavelRounds<P> {
             need_update: true,
             planned: Vec::new(),
             arena: Vec::new(),
+            with_previous: Vec::new(),
             scratch: Scratch::default(),
             previous_end: None,
             estimator: None,
@@ -633,25 +654,14 @@ impl<P: AllocationPolicy> GavelRounds<P> {
         Ok(())
     }
 
-    fn update_priorities(&mut self, state: &SimState<'_>) -> Result<(), SimError> {
+    /// Resets and recomputes the allocation when jobs came or went and the reset period has
+    /// passed (the priorities follow from the times when the queues are built).
+    fn update_allocation(&mut self, state: &SimState<'_>) -> Result<(), SimError> {
         let due = state.now - self.last_reset >= self.reset_seconds || self.last_reset == 0.0;
         if self.need_update && due {
             self.reset(state.now);
             self.compute_allocation(state)?;
             self.need_update = false;
-        }
-        for k in 0..self.types {
-            let total = self.worker_time[k];
-            for e in &mut self.entries {
-                let fraction = if total == 0.0 { 0.0 } else { e.time[k] / total };
-                let runs = e.runs_on(k);
-                e.priority[k] = match &e.allocation {
-                    None => 0.0,
-                    Some(x) if x[k] == 0.0 || !runs => 0.0,
-                    Some(x) if fraction > 0.0 => x[k] / fraction,
-                    Some(x) => x[k] * 1e9,
-                };
-            }
         }
         Ok(())
     }
@@ -666,7 +676,6 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
         let k = self.types;
         self.entries.push(Entry {
             combo: (id, None),
-            priority: vec![0.0; k],
             deficit: vec![0.0; k],
             time: vec![self.credit; k],
             throughput: (0..k).map(|t| (state.solo(id, t), 0.0)).collect(),
@@ -689,7 +698,6 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
                 let (a, b) = (other.min(id), other.max(id));
                 self.entries.push(Entry {
                     combo: (a, Some(b)),
-                    priority: vec![0.0; k],
                     deficit: vec![0.0; k],
                     time: vec![0.0; k],
                     throughput: (0..k)
@@ -713,6 +721,15 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
     fn job_finished(&mut self, id: usize, _state: &SimState<'_>) {
         self.entries
             .retain(|e| e.combo.0 != id && e.combo.1 != Some(id));
+        // The removal shifted the indices.
+        self.with_previous.clear();
+        self.with_previous.extend(
+            self.entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.previous.is_some())
+                .map(|(i, _)| i),
+        );
         if let Some(est) = self.estimator.as_mut() {
             est.reference.remove(&id);
         }
@@ -753,14 +770,14 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             // Gavel's trace replay forces a reset when nothing runs and nothing will arrive.
             self.last_reset = 0.0;
         }
-        self.update_priorities(state)?;
+        self.update_allocation(state)?;
         let types = self.types;
         let skip_zero = self.policy.skips_zero_priority();
         let mut s = std::mem::take(&mut self.scratch);
         s.prepare(state.jobs.len(), types);
 
         // Lease-extension opportunities: previous placements whose entry is still active.
-        self.opportunities += self.entries.iter().filter(|e| e.previous.is_some()).count() as u64;
+        self.opportunities += self.with_previous.len() as u64;
 
         // The greedy fill: per type a sorted queue, the queues walked in fill order.
         s.left.clear();
@@ -773,23 +790,25 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             // A lazy max-heap instead of a full sort: the walk usually stops long before the
             // end of the queue (the type is full, or every job is placed).
             let entries = &self.entries;
+            let total = self.worker_time[k];
             let mut keys = std::mem::take(&mut s.keys);
             keys.clear();
-            keys.extend(
-                entries
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| {
-                        let free = !s.placed[e.combo.0] && e.combo.1.is_none_or(|b| !s.placed[b]);
-                        free && e.runs_on(k) && !(skip_zero && e.priority[k] <= 0.0)
-                    })
-                    .map(|(i, e)| QueueKey {
-                        priority: e.priority[k],
-                        deficit: e.deficit[k],
-                        allocation: e.allocation.as_ref().map_or(0.0, |x| x[k]),
-                        index: i,
-                    }),
-            );
+            keys.extend(entries.iter().enumerate().filter_map(|(i, e)| {
+                let free = !s.placed[e.combo.0] && e.combo.1.is_none_or(|b| !s.placed[b]);
+                if !free || !e.runs_on(k) {
+                    return None;
+                }
+                let priority = e.priority(k, total);
+                if skip_zero && priority <= 0.0 {
+                    return None;
+                }
+                Some(QueueKey {
+                    priority,
+                    deficit: e.deficit[k],
+                    allocation: e.allocation.as_ref().map_or(0.0, |x| x[k]),
+                    index: i,
+                })
+            }));
             let mut queue = BinaryHeap::from(keys);
             while s.left[k] > 0 && unplaced > 0 {
                 let Some(QueueKey { index: i, .. }) = queue.pop() else {
@@ -900,11 +919,14 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             list.clear();
             s.chosen[k] = list;
         }
-        for e in &mut self.entries {
-            e.previous = None;
+        // Only the entries placed last round have a previous placement to forget.
+        for &i in &self.with_previous {
+            self.entries[i].previous = None;
         }
+        self.with_previous.clear();
         for &(i, k, at, len) in &s.next_previous {
             self.entries[i].previous = Some((k, at, len));
+            self.with_previous.push(i);
         }
         std::mem::swap(&mut self.arena, &mut s.arena);
         for &j in &s.touched {

@@ -123,18 +123,43 @@ impl System for Data<'_> {
     /// (E, F). t enters as a bordered unknown (the augmented-system treatment of a free, dense
     /// column: Andersen et al., "Implementation of interior point methods for large scale
     /// linear programming", 1996), so the Schur complement is (K + 1) x (K + 1).
-    fn factor(&self, d: &[f64]) -> Factor {
+    fn factor(&self, d: &[f64], spare: Option<Factor>) -> Factor {
         let Layout { n, k } = self.l;
         let m = k + 1;
         let (dx, d_su, d_sr, d_sc) = self.l.split(d);
-        let mut uu: Vec<f64> = d_su.to_vec();
-        let mut rr: Vec<f64> = d_sr.to_vec();
-        let mut ur = vec![0.0; n];
+        // The previous iteration's buffers: an LP takes dozens of iterations, and a dozen zeroed
+        // allocations per iteration cost as much as the O(n K) passes over them. Sums start
+        // from the values fresh vectors would hold; buffers written in full are not cleared.
+        let Factor {
+            mut i00,
+            mut i01,
+            mut i11,
+            mut eu,
+            mut er,
+            mut wu,
+            mut wr,
+            lu: mut schur,
+            mut pivots,
+            temp:
+                Temp {
+                    mut uu,
+                    mut rr,
+                    mut ur,
+                    mut det,
+                    mut f,
+                },
+            ..
+        } = spare.unwrap_or_default();
+        refill_from(&mut uu, d_su);
+        refill_from(&mut rr, d_sr);
+        refill(&mut ur, n, 0.0);
         // uu rr - ur^2 without cancellation (Lagrange's identity): every term is >= 0.
-        let mut det = vec![0.0; n];
-        let mut f = vec![0.0; m];
-        let mut eu = vec![0.0; m * n];
-        let mut er = vec![0.0; m * n];
+        refill(&mut det, n, 0.0);
+        refill(&mut f, m, 0.0);
+        // Columns 0..K of eu and er are written below; t's column is -1 in eu, 0 in er.
+        fit(&mut eu, m * n);
+        fit(&mut er, m * n);
+        er[k * n..].fill(0.0);
         for kk in 0..k {
             let (a, dk) = (&self.a[kk * n..(kk + 1) * n], &dx[kk * n..(kk + 1) * n]);
             let (euk, erk) = (&mut eu[kk * n..(kk + 1) * n], &mut er[kk * n..(kk + 1) * n]);
@@ -158,7 +183,9 @@ impl System for Data<'_> {
             }
         }
         eu[k * n..].iter_mut().for_each(|v| *v = -1.0);
-        let (mut i00, mut i01, mut i11) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        fit(&mut i00, n);
+        fit(&mut i01, n);
+        fit(&mut i11, n);
         for i in 0..n {
             let mut dt = det[i] + d_su[i] * rr[i] + d_sr[i] * (uu[i] - d_su[i]);
             // Dual regularization (Altman and Gondzio, "Regularized symmetric indefinite systems
@@ -172,8 +199,8 @@ impl System for Data<'_> {
             i11[i] = u / dt;
         }
         // W = B^-1 E' and S = F' - E'^T W.
-        let mut wu = vec![0.0; m * n];
-        let mut wr = vec![0.0; m * n];
+        fit(&mut wu, m * n);
+        fit(&mut wr, m * n);
         for c in 0..m {
             let (euc, erc) = (&eu[c * n..(c + 1) * n], &er[c * n..(c + 1) * n]);
             let (wuc, wrc) = (&mut wu[c * n..(c + 1) * n], &mut wr[c * n..(c + 1) * n]);
@@ -182,7 +209,7 @@ impl System for Data<'_> {
                 wrc[i] = i01[i] * euc[i] + i11[i] * erc[i];
             }
         }
-        let mut schur = vec![0.0; m * m];
+        fit(&mut schur, m * m);
         for a in 0..m {
             for b in 0..m {
                 let (ea, ra) = (&eu[a * n..(a + 1) * n], &er[a * n..(a + 1) * n]);
@@ -194,7 +221,7 @@ impl System for Data<'_> {
                 schur[a * m + b] = if a == b && a < k { f[a] } else { 0.0 } - dot;
             }
         }
-        let pivots = lu_factor(&mut schur, m);
+        lu_factor(&mut schur, m, &mut pivots);
         Factor {
             n,
             k,
@@ -207,8 +234,26 @@ impl System for Data<'_> {
             wr,
             lu: schur,
             pivots,
+            temp: Temp { uu, rr, ur, det, f },
         }
     }
+}
+
+/// `v` holding `len` copies of `value`, as `vec![value; len]` would, in its own allocation.
+fn refill(v: &mut Vec<f64>, len: usize, value: f64) {
+    v.clear();
+    v.resize(len, value);
+}
+
+/// `v` with `len` values, to be overwritten entirely (what it held before is left in place).
+fn fit(v: &mut Vec<f64>, len: usize) {
+    v.resize(len, 0.0);
+}
+
+/// `v` holding a copy of `from`, as `from.to_vec()` would, in its own allocation.
+fn refill_from(v: &mut Vec<f64>, from: &[f64]) {
+    v.clear();
+    v.extend_from_slice(from);
 }
 
 /// Solves the LP whose entry `i` is job `i` alone (checked by the caller): x row-major
@@ -271,6 +316,7 @@ pub(super) fn solve(entries: &[Entry], capacity: &[f64]) -> Result<IpmSolution, 
 
 /// The Newton system factored by block elimination (see [`Data::factor`]); vectors per job,
 /// and per coupling unknown (K capacity rows, then t) a column of n.
+#[derive(Default)]
 struct Factor {
     n: usize,
     k: usize,
@@ -287,6 +333,18 @@ struct Factor {
     /// LU factors of the (K + 1) x (K + 1) Schur complement.
     lu: Vec<f64>,
     pivots: Vec<usize>,
+    /// Intermediate sums of the factorization, kept only for their buffers.
+    temp: Temp,
+}
+
+/// Per-job sums the factorization needs only while it runs (see [`Data::factor`]).
+#[derive(Default)]
+struct Temp {
+    uu: Vec<f64>,
+    rr: Vec<f64>,
+    ur: Vec<f64>,
+    det: Vec<f64>,
+    f: Vec<f64>,
 }
 
 impl Solve for Factor {
@@ -333,10 +391,10 @@ impl Solve for Factor {
     }
 }
 
-/// LU factorization with partial pivoting of the dense m x m matrix, in place; returns the pivot
-/// rows. O(m^3).
-fn lu_factor(a: &mut [f64], m: usize) -> Vec<usize> {
-    let mut pivots = Vec::with_capacity(m);
+/// LU factorization with partial pivoting of the dense m x m matrix, in place; the pivot rows
+/// go to `pivots`. O(m^3).
+fn lu_factor(a: &mut [f64], m: usize, pivots: &mut Vec<usize>) {
+    pivots.clear();
     for col in 0..m {
         let p = (col..m)
             .max_by(|&x, &y| a[x * m + col].abs().total_cmp(&a[y * m + col].abs()))
@@ -359,7 +417,6 @@ fn lu_factor(a: &mut [f64], m: usize) -> Vec<usize> {
             }
         }
     }
-    pivots
 }
 
 /// Solves with the factors of [`lu_factor`], in place. O(m^2).
@@ -419,7 +476,7 @@ mod tests {
         let r_t = 0.4;
         let mut y = vec![0.0; rows];
         let mut scratch = vec![0.0; 2 * l.n + l.k + 1];
-        let v = lp.factor(&d).solve(&rhs, r_t, &mut y, &mut scratch);
+        let v = lp.factor(&d, None).solve(&rhs, r_t, &mut y, &mut scratch);
         for r in 0..rows {
             let mut back: f64 = (0..rows)
                 .map(|c| (0..len).map(|j| a[r][j] * d[j] * a[c][j]).sum::<f64>() * y[c])
@@ -434,5 +491,46 @@ mod tests {
             );
         }
         assert!((t_dot(l.n, &y) - r_t).abs() < 1e-9);
+    }
+
+    /// A factorization that reuses an earlier one's buffers solves exactly (bit for bit) as a
+    /// fresh one: the iterations reuse them, and the replays must not change.
+    #[test]
+    fn reused_buffers_give_the_same_factor() {
+        let (n, k) = (4, 3);
+        let l = Layout { n, k };
+        let lp = Data {
+            l,
+            a: (0..n * k)
+                .map(|c| 0.2 + (c as f64 * 0.61).sin().abs())
+                .collect(),
+            size: &[1.0, 2.0, 1.0, 4.0],
+            capacity: &[2.0, 1.0, 3.0],
+        };
+        let scaling = |phase: f64| -> Vec<f64> {
+            (0..l.len())
+                .map(|j| 1e-3 + (j as f64 * phase).cos().abs() * 7.0)
+                .collect()
+        };
+        let (d1, d2) = (scaling(0.37), scaling(1.9));
+        let rhs: Vec<f64> = (0..l.rows()).map(|r| (r as f64 * 0.7).sin()).collect();
+        let solve = |f: &Factor| {
+            let mut y = vec![0.0; l.rows()];
+            let mut scratch = vec![0.0; f.scratch_len()];
+            let v = f.solve(&rhs, 0.3, &mut y, &mut scratch);
+            (y, v)
+        };
+        let fresh = lp.factor(&d2, None);
+        let reused = lp.factor(&d2, Some(lp.factor(&d1, None)));
+        let (y_fresh, v_fresh) = solve(&fresh);
+        let (y_reused, v_reused) = solve(&reused);
+        assert_eq!(v_fresh.to_bits(), v_reused.to_bits());
+        assert!(
+            y_fresh
+                .iter()
+                .zip(&y_reused)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
+        assert_eq!(fresh.lu, reused.lu);
     }
 }

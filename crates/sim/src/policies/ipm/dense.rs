@@ -129,12 +129,16 @@ impl System for Dense<'_> {
     /// Builds A D A^T densely (each x column touches at most 5 rows) and factors it by
     /// Cholesky; t's border is handled through q = M^-1 a_t. O(E K + (2n + K)^3 / 6).
     #[inline(always)]
-    fn factor(&self, d: &[f64]) -> Cholesky {
+    fn factor(&self, d: &[f64], spare: Option<Cholesky>) -> Cholesky {
         let (n, k) = (self.n, self.k);
         let m = 2 * n + k;
         let base = self.rows.len() * k;
+        // The previous iteration's (2n + K)^2 matrix and q, refilled with zeros: the same
+        // values as fresh vectors, without a large allocation per iteration.
+        let (mut l, mut q) = spare.map_or_else(Default::default, |c| (c.l, c.q));
         // The lower triangle of M, column-major (faer's layout): M[i][j], i >= j, at j * m + i.
-        let mut l = vec![0.0; m * m];
+        l.clear();
+        l.resize(m * m, 0.0);
         // What every entry of a job adds to the job's own rows (U_a U_a, R_a U_a, R_a R_a) and
         // to its couplings with the capacity rows (U_a C_k, R_a C_k), summed in small per-job
         // arrays that stay in L1 cache, then written into M once: M has (2n + K)^2 entries
@@ -201,7 +205,8 @@ impl System for Dense<'_> {
             l[(2 * n + kk) * m + 2 * n + kk] += capacity[kk] + d[base + 2 * n + kk];
         }
         let factored = cholesky(&mut l, m);
-        let mut q = vec![0.0; m];
+        q.clear();
+        q.resize(m, 0.0);
         q[..n].iter_mut().for_each(|v| *v = -1.0);
         if factored {
             cholesky_solve(&l, m, &mut q);

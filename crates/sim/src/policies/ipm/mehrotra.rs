@@ -30,8 +30,9 @@ pub(super) trait System {
     fn apply_transpose(&self, y: &[f64], out: &mut [f64]);
     /// The right-hand side b: 0 on U rows, 1 on R rows, the capacities on C rows.
     fn rhs(&self) -> Vec<f64>;
-    /// Factors the Newton system for scaling `d`.
-    fn factor(&self, d: &[f64]) -> Self::Factor;
+    /// Factors the Newton system for scaling `d`, reusing the buffers of `spare` (a factor no
+    /// longer needed) when given: the result is the same either way.
+    fn factor(&self, d: &[f64], spare: Option<Self::Factor>) -> Self::Factor;
     /// Whether every solve needs one step of iterative refinement (eliminations that subtract
     /// large terms do; a Cholesky factorization of the whole matrix does not).
     fn refines(&self) -> bool {
@@ -57,7 +58,7 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
     let b = sys.rhs();
     let rows = b.len();
     let ones = vec![1.0; len];
-    let start = sys.factor(&ones);
+    let start = sys.factor(&ones, None);
     let mut work = Work::new(len, rows, start.scratch_len());
 
     // Mehrotra's starting point: least-norm primal and dual solutions (the objective is
@@ -95,6 +96,8 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
     let mut best: (f64, Vec<f64>, f64) = (f64::INFINITY, Vec::new(), 0.0);
     let mut since_best = 0;
     let mut iterations = 0;
+    // The previous factorization, whose buffers the next one reuses.
+    let mut spare = Some(start);
     while iterations < MAX_ITERATIONS {
         iterations += 1;
         sys.apply(&z, &mut rb);
@@ -146,7 +149,7 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
             *zi = 1.0 / zj;
             *dj = zj * *wi;
         }
-        let factor = sys.factor(&d);
+        let factor = sys.factor(&d, spare.take());
         // Predictor (affine scaling), then corrector with the same factors.
         for (r, (zj, wj)) in rxw.iter_mut().zip(z.iter().zip(&w)) {
             *r = -zj * wj;
@@ -195,6 +198,7 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         for (y, dy) in y.iter_mut().zip(&work.y) {
             *y += ad * dy;
         }
+        spare = Some(factor);
     }
     let (error, x, t) = best;
     if x.is_empty() {
