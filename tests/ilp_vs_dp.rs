@@ -326,15 +326,20 @@ fn fast_dp_solves_rounds_of_large_integrality_gap() {
 /// the plain DP answers it, with the ILP's optimum.
 #[test]
 fn fast_dp_solves_the_shipped_hard_round() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("instances/round4-gavel-36x3-300.json");
+    fast_dp_matches_the_ilp_on("instances/round4-gavel-36x3-300.json", 166.336555108);
+}
+
+/// The fast DP on the shipped instance `path`: verified, equal to the ILP's optimum, which is
+/// `optimum` (to 1e-6).
+fn fast_dp_matches_the_ilp_on(path: &str, optimum: f64) {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
     let instance = Instance::from_path(&file).unwrap();
     let dp = Dp::default().solve(&instance).unwrap();
     verify(&instance, &dp).unwrap();
     let ilp = exact_ilp().solve(&instance).unwrap();
     let (a, b) = (dp.objective.unwrap(), ilp.objective.unwrap());
-    assert!(objectives_agree(a, b), "fast dp {a} vs ilp {b}");
-    assert!((a - 166.336555108).abs() < 1e-6, "{a}");
+    assert!(objectives_agree(a, b), "{path}: fast dp {a} vs ilp {b}");
+    assert!((a - optimum).abs() < 1e-6, "{path}: {a}");
 }
 
 /// The first round of `stsfair rounds instances/gavel-100x3-1000.json` that the DP refused
@@ -343,15 +348,7 @@ fn fast_dp_solves_the_shipped_hard_round() {
 /// it, with the ILP's optimum.
 #[test]
 fn fast_dp_solves_the_shipped_100_gpu_hard_round() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("instances/hard/round6-gavel-100x3-1000.json");
-    let instance = Instance::from_path(&file).unwrap();
-    let dp = Dp::default().solve(&instance).unwrap();
-    verify(&instance, &dp).unwrap();
-    let ilp = exact_ilp().solve(&instance).unwrap();
-    let (a, b) = (dp.objective.unwrap(), ilp.objective.unwrap());
-    assert!(objectives_agree(a, b), "fast dp {a} vs ilp {b}");
-    assert!((a - 488.069587945).abs() < 1e-6, "{a}");
+    fast_dp_matches_the_ilp_on("instances/hard/round6-gavel-100x3-1000.json", 488.069587945);
 }
 
 /// A round on which HiGHS 1.16.0 with its default presolve reports 15.8233 as optimal; the
