@@ -243,11 +243,20 @@ impl Solver for Dp {
                     // whatever tables fit. Measured on round 62 of gavel-100x3-1000: the pairs
                     // at 2.5 times the gap were past the budget, and the single-type tables
                     // that replaced them made the next run 340,000 states and predict 10^9.
-                    let narrower = [SLOW_GROWTH * gap, gap];
-                    let widths =
-                        std::iter::once(full).chain(narrower.into_iter().filter(|&w| w < full));
-                    let mut chosen = None;
-                    for wide in widths {
+                    let tables_for = |fixed: &Fixed, sfx: &Suffix| {
+                        TypeTables::new(
+                            &classes,
+                            &fixed.kept,
+                            &fixed.core,
+                            sfx,
+                            &mu,
+                            table_work,
+                            max_cells,
+                        )
+                    };
+                    // A width whose tables are chosen (no binding type left, or the strongest
+                    // tables fit), or its fixing and suffix when the strongest do not fit.
+                    let attempt = |wide: f64| {
                         let fixed = setup(wide);
                         let Some(sfx) = Suffix::new(
                             &classes,
@@ -256,8 +265,7 @@ impl Solver for Dp {
                             &probes,
                             &fixed.residual,
                         ) else {
-                            chosen = Some((wide, fixed, None));
-                            break;
+                            return Ok((wide, fixed, None));
                         };
                         if strongest_fit(
                             &classes,
@@ -267,41 +275,25 @@ impl Solver for Dp {
                             table_work,
                             max_cells,
                         ) {
-                            let tables = TypeTables::new(
-                                &classes,
-                                &fixed.kept,
-                                &fixed.core,
-                                &sfx,
-                                &mu,
-                                table_work,
-                                max_cells,
-                            );
-                            chosen = Some((wide, fixed, tables));
-                            break;
+                            let tables = tables_for(&fixed, &sfx);
+                            Ok((wide, fixed, tables))
+                        } else {
+                            // Boxed: the fixing and suffix are large, and this is the rare path.
+                            Err(Box::new((fixed, sfx)))
                         }
+                    };
+                    match attempt(full) {
+                        Ok(chosen) => chosen,
+                        Err(unfit) => [SLOW_GROWTH * gap, gap]
+                            .into_iter()
+                            .filter(|&w| w < full)
+                            .find_map(|w| attempt(w).ok())
+                            .unwrap_or_else(|| {
+                                let (fixed, sfx) = *unfit;
+                                let tables = tables_for(&fixed, &sfx);
+                                (full, fixed, tables)
+                            }),
                     }
-                    chosen.unwrap_or_else(|| {
-                        let fixed = setup(full);
-                        let tables = Suffix::new(
-                            &classes,
-                            &fixed.kept,
-                            &fixed.core,
-                            &probes,
-                            &fixed.residual,
-                        )
-                        .and_then(|sfx| {
-                            TypeTables::new(
-                                &classes,
-                                &fixed.kept,
-                                &fixed.core,
-                                &sfx,
-                                &mu,
-                                table_work,
-                                max_cells,
-                            )
-                        });
-                        (full, fixed, tables)
-                    })
                 };
                 // Rebuilt when this run's gap is past it, or when no tables could be built.
                 let (at, fixed, tables) = &*match cached.take() {
