@@ -22,6 +22,14 @@
 //!   seven variants (`Cold::VARIANTS`) that hide what a never-measured pair, job or partner
 //!   lacks, so that the trees learn to predict without it (issue 18, `docs/costs.md`).
 //!
+//! **Never-paired job types.** A pair with a job type that has no measured pair on any GPU type
+//! is predicted (with [`FeatureSet::ColdStart`]) by the geometric mean of that model and a
+//! second one (`Features::for_never_paired`) that learns the log ratio relative to a
+//! contention prior from solo profiles only (`Prior`: each job's elasticity of solo throughput
+//! to hardware speed, a ridge regression per GPU type, cross-fitted without the hidden job's
+//! family), so that a family unlike every measured one falls back to the prior's
+//! extrapolation rather than to the trees' nearest leaf.
+//!
 //! **Evaluation.** [`evaluate_split`] draws a held-out set ([`held_out_pairs`]: per GPU type,
 //! pairs on every type, job types or model families, with optional reference partners) and
 //! scores the predictor trained on the rest ([`evaluate_pairs`], which also takes a held-out
