@@ -22,6 +22,14 @@
 //!   seven variants (`Cold::VARIANTS`) that hide what a never-measured pair, job or partner
 //!   lacks, so that the trees learn to predict without it (issue 18, `docs/costs.md`).
 //!
+//! **Never-paired job types.** A pair with a job type that has no measured pair on any GPU type
+//! is predicted (with [`FeatureSet::ColdStart`]) by the geometric mean of that model and a
+//! second one (`Features::for_never_paired`) that learns the log ratio relative to a
+//! contention prior from solo profiles only (`Prior`: each job's elasticity of solo throughput
+//! to hardware speed, a ridge regression per GPU type, cross-fitted without the hidden job's
+//! family), so that a family unlike every measured one falls back to the prior's
+//! extrapolation rather than to the trees' nearest leaf.
+//!
 //! **Evaluation.** [`evaluate_split`] draws a held-out set ([`held_out_pairs`]: per GPU type,
 //! pairs on every type, job types or model families, with optional reference partners) and
 //! scores the predictor trained on the rest ([`evaluate_pairs`], which also takes a held-out
@@ -38,6 +46,8 @@
 //!
 //! The predictor never overrides a measurement: measured pairs and pairs measured as impossible
 //! (`[0, 0]`) are returned as measured, and only pairs that were never measured are predicted.
+
+use std::collections::HashMap;
 
 use ndarray::{Array1, Array2, Array3};
 use rand::SeedableRng;
@@ -194,46 +204,27 @@ impl LearnedPredictor {
             config.trees,
             config.features.name()
         );
-        if !targets.is_empty() {
-            let (x, y) = features.training_set(&samples)?;
-            let m = ((x.ncols() as f64 * config.features_per_split).ceil() as usize)
-                .clamp(1, x.ncols());
-            let xt =
-                features.matrix(targets.iter().map(|&(g, a, b)| (g, a, b, None, Cold::NONE)))?;
-            let method = config.learner.name();
-            let fit = |e: smartcore::error::Failed| CostError::Learning {
-                method,
-                stage: "fit",
-                message: e.to_string(),
-            };
-            let predict = |e: smartcore::error::Failed| CostError::Learning {
-                method,
-                stage: "prediction",
-                message: e.to_string(),
-            };
-            let ratios: Array1<f64> = match config.learner {
-                Learner::ExtraTrees => {
-                    let params = ExtraTreesRegressorParameters::default()
-                        .with_n_trees(config.trees)
-                        .with_m(m)
-                        .with_seed(config.seed);
-                    ExtraTreesRegressor::fit(&x, &y, params)
-                        .map_err(fit)?
-                        .predict(&xt)
-                        .map_err(predict)?
+        // Pairs with a job type never measured beside anything (a new job type, a new family)
+        // are predicted by their own model ([`Features::for_never_paired`]); the others by the
+        // model of the chosen feature set.
+        let (cold, warm): (Vec<_>, Vec<_>) = targets.iter().partition(|&&(_, a, b)| {
+            config.features == FeatureSet::ColdStart
+                && (features.never_paired(a) || features.never_paired(b))
+        });
+        for (group, never_paired) in [(warm, false), (cold, true)] {
+            if group.is_empty() {
+                continue;
+            }
+            let mut ratios = fit_and_predict(&features, &samples, &group, config)?;
+            if never_paired {
+                // The geometric mean of the two models' ratios.
+                let prior = Features::for_never_paired(inputs);
+                let other = fit_and_predict(&prior, &samples, &group, config)?;
+                for (r, o) in ratios.iter_mut().zip(other) {
+                    *r = (*r * o).sqrt();
                 }
-                Learner::RandomForest => {
-                    let params = RandomForestRegressorParameters::default()
-                        .with_n_trees(config.trees)
-                        .with_m(m)
-                        .with_seed(config.seed);
-                    RandomForestRegressor::fit(&x, &y, params)
-                        .map_err(fit)?
-                        .predict(&xt)
-                        .map_err(predict)?
-                }
-            };
-            for (&(g, a, b), &r) in targets.iter().zip(ratios.iter()) {
+            }
+            for (&(g, a, b), &r) in group.iter().zip(ratios.iter()) {
                 let Some(solo) = inputs.solo(g, a) else {
                     continue;
                 };
@@ -270,6 +261,57 @@ impl LearnedPredictor {
     pub fn predicted_pairs(&self) -> usize {
         self.count
     }
+}
+
+/// Trains the learner on `samples` with `features` and returns the predicted ratio of each of
+/// `targets` (`(gpu, job, other)`).
+fn fit_and_predict(
+    features: &Features,
+    samples: &[Sample],
+    targets: &[(usize, usize, usize)],
+    config: &PredictorConfig,
+) -> Result<Vec<f64>, CostError> {
+    let (x, y) = features.training_set(samples)?;
+    let m = ((x.ncols() as f64 * config.features_per_split).ceil() as usize).clamp(1, x.ncols());
+    let xt = features.matrix(targets.iter().map(|&(g, a, b)| (g, a, b, None, Cold::NONE)))?;
+    let method = config.learner.name();
+    let fit = |e: smartcore::error::Failed| CostError::Learning {
+        method,
+        stage: "fit",
+        message: e.to_string(),
+    };
+    let predict = |e: smartcore::error::Failed| CostError::Learning {
+        method,
+        stage: "prediction",
+        message: e.to_string(),
+    };
+    let out: Array1<f64> = match config.learner {
+        Learner::ExtraTrees => {
+            let params = ExtraTreesRegressorParameters::default()
+                .with_n_trees(config.trees)
+                .with_m(m)
+                .with_seed(config.seed);
+            ExtraTreesRegressor::fit(&x, &y, params)
+                .map_err(fit)?
+                .predict(&xt)
+                .map_err(predict)?
+        }
+        Learner::RandomForest => {
+            let params = RandomForestRegressorParameters::default()
+                .with_n_trees(config.trees)
+                .with_m(m)
+                .with_seed(config.seed);
+            RandomForestRegressor::fit(&x, &y, params)
+                .map_err(fit)?
+                .predict(&xt)
+                .map_err(predict)?
+        }
+    };
+    Ok(targets
+        .iter()
+        .zip(out.iter())
+        .map(|(&(g, a, b), &t)| features.ratio_from_target(t, g, a, b))
+        .collect())
 }
 
 impl ThroughputModel for LearnedPredictor {
@@ -815,6 +857,193 @@ impl Additive {
     }
 }
 
+/// A contention prior for pairs with a job type never measured beside anything, from solo
+/// profiles only. Each job's *elasticity* `e_j` is how its solo throughput follows the
+/// hardware: the least-squares slope of its log solo throughputs on the GPU types' log speeds
+/// (the median over jobs profiled on every type of the job's log throughput there minus its
+/// mean). A job whose throughput grows with the GPU (`e` near 1 or above) keeps the GPU busy;
+/// one that does not (`e` near 0: the GPU is not its bottleneck) leaves it idle. Per GPU type,
+/// the ratio is a ridge regression on `[1, e_a, e_b, e_a e_b, ln solo(a), ln solo(b)]`,
+/// fitted to the training ratios: once on all of them, and once without each family and each
+/// pair of families, so that a training row showing a job (or partner) as never measured gets
+/// the prior as it would be had its family never been measured (the row's own family cannot
+/// vouch for it).
+#[derive(Debug, Clone)]
+struct Prior {
+    /// Family index (into `Features::families`) of each job type.
+    family: Vec<usize>,
+    /// Elasticity `e_j` per job type (1 where fewer than two solo entries).
+    elasticity: Vec<f64>,
+    /// Weights per GPU type, by excluded families `(f, h)` (`f < h`; `NONE` for none).
+    fits: HashMap<(usize, usize), Vec<[f64; PRIOR_TERMS]>>,
+}
+
+/// Terms of the prior's regression.
+const PRIOR_TERMS: usize = 6;
+/// Ridge weight of the prior's non-constant terms (in samples).
+const PRIOR_RIDGE: f64 = 1.0;
+/// No family excluded.
+const NONE: usize = usize::MAX;
+
+impl Prior {
+    /// Fits the prior to `samples`. O((F^2 / 2) * n * PRIOR_TERMS^2) for F families and n
+    /// samples: a few milliseconds on the Gavel data.
+    fn fit(inputs: &CostInputs, samples: &[Sample], families: &[String]) -> Prior {
+        let jt = inputs.job_types();
+        let k = inputs.gpu_types().len();
+        let family: Vec<usize> = jt
+            .iter()
+            .map(|j| families.iter().position(|f| *f == j.family).unwrap_or(0))
+            .collect();
+        let profiled: Vec<Vec<f64>> = (0..jt.len())
+            .filter_map(|j| (0..k).map(|x| inputs.solo(x, j).map(f64::ln)).collect())
+            .collect();
+        let speed: Vec<f64> = (0..k)
+            .map(|x| {
+                let mut v: Vec<f64> = profiled
+                    .iter()
+                    .map(|l| l[x] - l.iter().sum::<f64>() / k as f64)
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                v.get(v.len() / 2).copied().unwrap_or(0.0)
+            })
+            .collect();
+        let elasticity = (0..jt.len())
+            .map(|j| {
+                let pts: Vec<(f64, f64)> = (0..k)
+                    .filter_map(|x| inputs.solo(x, j).map(|v| (speed[x], v.ln())))
+                    .collect();
+                let n = pts.len() as f64;
+                let hm = pts.iter().map(|p| p.0).sum::<f64>() / n;
+                let sm = pts.iter().map(|p| p.1).sum::<f64>() / n;
+                let var: f64 = pts.iter().map(|p| (p.0 - hm).powi(2)).sum();
+                if pts.len() < 2 || var < 1e-9 {
+                    1.0
+                } else {
+                    pts.iter().map(|p| (p.0 - hm) * (p.1 - sm)).sum::<f64>() / var
+                }
+            })
+            .collect();
+        let mut prior = Prior {
+            family,
+            elasticity,
+            fits: HashMap::new(),
+        };
+        let nf = families.len();
+        let keys = std::iter::once((NONE, NONE)).chain(
+            (0..nf)
+                .flat_map(|f| std::iter::once((f, NONE)).chain((f + 1..nf).map(move |h| (f, h)))),
+        );
+        for key in keys {
+            let fits = (0..k)
+                .map(|g| {
+                    let mut ata = [[0.0; PRIOR_TERMS]; PRIOR_TERMS];
+                    let mut atb = [0.0; PRIOR_TERMS];
+                    let (mut sum, mut n) = (0.0, 0usize);
+                    for s in samples.iter().filter(|s| s.gpu == g) {
+                        let fams = [prior.family[s.job], prior.family[s.other]];
+                        if fams.iter().any(|&f| f == key.0 || f == key.1) {
+                            continue;
+                        }
+                        let Some(x) = prior.terms(inputs, g, s.job, s.other) else {
+                            continue;
+                        };
+                        for i in 0..PRIOR_TERMS {
+                            atb[i] += x[i] * s.ratio;
+                            for j in 0..PRIOR_TERMS {
+                                ata[i][j] += x[i] * x[j];
+                            }
+                        }
+                        sum += s.ratio;
+                        n += 1;
+                    }
+                    let mut w = [0.0; PRIOR_TERMS];
+                    if n > PRIOR_TERMS {
+                        for (i, row) in ata.iter_mut().enumerate().skip(1) {
+                            row[i] += PRIOR_RIDGE;
+                        }
+                        w = solve(ata, atb);
+                    } else {
+                        // Too few samples to fit: the mean ratio (NaN without any, and the
+                        // caller falls back to the additive model's mean).
+                        w[0] = sum / n as f64;
+                    }
+                    w
+                })
+                .collect();
+            prior.fits.insert(key, fits);
+        }
+        prior
+    }
+
+    /// The regression terms of `a` beside `b` on `g` (None without both solo entries).
+    fn terms(
+        &self,
+        inputs: &CostInputs,
+        g: usize,
+        a: usize,
+        b: usize,
+    ) -> Option<[f64; PRIOR_TERMS]> {
+        let (sa, sb) = (inputs.solo(g, a)?, inputs.solo(g, b)?);
+        let (ea, eb) = (self.elasticity[a], self.elasticity[b]);
+        Some([1.0, ea, eb, ea * eb, sa.ln(), sb.ln()])
+    }
+
+    /// The prior ratio of `a` beside `b` on `g`, clamped to [0.05, 1.2], from the fit without
+    /// the family of `a` (`hide_a`) and of `b` (`hide_b`); NaN when it has nothing.
+    fn ratio(&self, inputs: &CostInputs, g: usize, a: usize, b: usize, hide: (bool, bool)) -> f64 {
+        let Some(x) = self.terms(inputs, g, a, b) else {
+            return f64::NAN;
+        };
+        let fa = if hide.0 { self.family[a] } else { NONE };
+        let fb = if hide.1 { self.family[b] } else { NONE };
+        let key = match (fa.min(fb), fa.max(fb)) {
+            (f, h) if f == h => (f, NONE),
+            key => key,
+        };
+        let v: f64 = self.fits[&key][g].iter().zip(x).map(|(w, x)| w * x).sum();
+        v.clamp(0.05, 1.2)
+    }
+}
+
+/// Solves the small linear system `a x = b` (Gaussian elimination with partial pivoting; a
+/// pivot below 1e-12 leaves its unknown at 0).
+fn solve(
+    mut a: [[f64; PRIOR_TERMS]; PRIOR_TERMS],
+    mut b: [f64; PRIOR_TERMS],
+) -> [f64; PRIOR_TERMS] {
+    let n = PRIOR_TERMS;
+    let mut skip = [false; PRIOR_TERMS];
+    for i in 0..n {
+        let piv = (i..n)
+            .max_by(|&r, &q| a[r][i].abs().total_cmp(&a[q][i].abs()))
+            .unwrap_or(i);
+        a.swap(i, piv);
+        b.swap(i, piv);
+        if a[i][i].abs() < 1e-12 {
+            skip[i] = true;
+            continue;
+        }
+        let pivot_row = a[i];
+        for r in i + 1..n {
+            let f = a[r][i] / pivot_row[i];
+            for (v, p) in a[r].iter_mut().zip(pivot_row.iter()).skip(i) {
+                *v -= f * p;
+            }
+            b[r] -= f * b[i];
+        }
+    }
+    let mut x = [0.0; PRIOR_TERMS];
+    for i in (0..n).rev() {
+        if skip[i] {
+            continue;
+        }
+        let t: f64 = (i + 1..n).map(|c| a[i][c] * x[c]).sum();
+        x[i] = (b[i] - t) / a[i][i];
+    }
+    x
+}
+
 /// Which parts of a training sample's features are hidden, to show the learner what a pair, a
 /// job or a partner that was never measured looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -874,6 +1103,14 @@ impl Cold {
         },
     ];
 
+    /// The variants of [`VARIANTS`](Self::VARIANTS) that hide the job, the partner or both:
+    /// the training rows of the model of never-paired jobs ([`Features::for_never_paired`]).
+    const NEVER_PAIRED: [Cold; 3] = [
+        Cold::hide(true, true, false),
+        Cold::hide(true, false, true),
+        Cold::hide(true, true, true),
+    ];
+
     const fn hide(pair: bool, job: bool, other: bool) -> Cold {
         Cold {
             pair,
@@ -895,6 +1132,10 @@ pub(crate) struct Features<'a> {
     press: (Array2<f64>, Array2<f64>),
     global: f64,
     additive: Additive,
+    /// The contention prior: `Some` in the model of pairs with a never-measured job type
+    /// ([`for_never_paired`](Self::for_never_paired)), which learns the log ratio relative
+    /// to it.
+    prior: Option<Prior>,
 }
 
 impl<'a> Features<'a> {
@@ -931,6 +1172,59 @@ impl<'a> Features<'a> {
             press,
             global,
             additive,
+            prior: None,
+        }
+    }
+
+    /// The features of the model for pairs with a job type never measured beside anything
+    /// ([`FeatureSet::ColdStart`] plus the [`Prior`] and what it is built from): it learns
+    /// `ln ratio - ln prior`, the residual of the log ratio over the contention prior, so that
+    /// where the trees have nothing alike (a family unlike every measured one) the prediction
+    /// falls back to the prior's extrapolation rather than to the trees' nearest leaf.
+    pub(crate) fn for_never_paired(inputs: &'a CostInputs) -> Features<'a> {
+        let mut features = Features::new(inputs, FeatureSet::ColdStart);
+        features.prior = Some(Prior::fit(
+            inputs,
+            &training_samples(inputs),
+            &features.families,
+        ));
+        features
+    }
+
+    /// Whether `job` has no measured pair on any GPU type, beside or as the partner.
+    pub(crate) fn never_paired(&self, job: usize) -> bool {
+        self.sens.1.column(job).iter().all(|&c| c == 0.0)
+            && self.press.1.column(job).iter().all(|&c| c == 0.0)
+    }
+
+    /// The prior ratio of the sample `(g, a, b)` as the row `cold` shows it: from the fit
+    /// without the families of the jobs the row hides or that were never paired. The
+    /// additive model's mean where the prior has nothing; 1 without a prior.
+    fn prior_ratio(&self, g: usize, a: usize, b: usize, cold: Cold) -> f64 {
+        let Some(prior) = &self.prior else {
+            return 1.0;
+        };
+        let hide = (
+            cold.job || self.never_paired(a),
+            cold.other || self.never_paired(b),
+        );
+        let v = prior.ratio(self.inputs, g, a, b, hide);
+        if v.is_nan() { self.additive.mu[g] } else { v }
+    }
+
+    /// The learner's target for a sample of ratio `ratio` in the row `cold`.
+    fn target(&self, ratio: f64, g: usize, a: usize, b: usize, cold: Cold) -> f64 {
+        match self.prior {
+            None => ratio,
+            Some(_) => ratio.ln() - self.prior_ratio(g, a, b, cold).ln(),
+        }
+    }
+
+    /// The ratio a predicted target `t` of the pair `(g, a, b)` stands for.
+    fn ratio_from_target(&self, t: f64, g: usize, a: usize, b: usize) -> f64 {
+        match self.prior {
+            None => t,
+            Some(_) => (t + self.prior_ratio(g, a, b, Cold::NONE).ln()).exp(),
         }
     }
 
@@ -941,6 +1235,9 @@ impl<'a> Features<'a> {
     fn training_set(&self, samples: &[Sample]) -> Result<(Array2<f64>, Array1<f64>), CostError> {
         let variants: &[Cold] = match self.set {
             FeatureSet::Pairwise => &[Cold::NONE],
+            // The model of never-paired jobs trains on the rows that hide the job, the
+            // partner or both: the only ones like what it predicts.
+            FeatureSet::ColdStart if self.prior.is_some() => &Cold::NEVER_PAIRED,
             FeatureSet::ColdStart => &Cold::VARIANTS,
         };
         let rows = samples.iter().flat_map(|s| {
@@ -949,11 +1246,11 @@ impl<'a> Features<'a> {
                 .map(move |&c| (s.gpu, s.job, s.other, Some(s.ratio), c))
         });
         let x = self.matrix(rows)?;
-        let y = Array1::from_iter(
-            samples
+        let y = Array1::from_iter(samples.iter().flat_map(|s| {
+            variants
                 .iter()
-                .flat_map(|s| variants.iter().map(move |_| s.ratio)),
-        );
+                .map(move |&c| self.target(s.ratio, s.gpu, s.job, s.other, c))
+        }));
         Ok((x, y))
     }
 
@@ -1020,6 +1317,30 @@ impl<'a> Features<'a> {
                     }));
                 }
             }
+        }
+        if let Some(prior) = &self.prior {
+            // The prior, its elasticities, and how alike the two jobs' solo profiles are
+            // (same family; distance between their speeds relative to this type; log solo
+            // throughput of the job over the partner's here).
+            out.push(self.prior_ratio(g, a, b, cold));
+            out.push(prior.elasticity[a]);
+            out.push(prior.elasticity[b]);
+            let jt = inputs.job_types();
+            out.push(if jt[a].family == jt[b].family {
+                1.0
+            } else {
+                0.0
+            });
+            let rel =
+                |job: usize, x: usize| Some(inputs.solo(x, job)?.ln() - inputs.solo(g, job)?.ln());
+            let d2: Option<f64> = (0..k)
+                .map(|x| Some((rel(a, x)? - rel(b, x)?).powi(2)))
+                .sum();
+            out.push(d2.map_or(ABSENT, f64::sqrt));
+            out.push(match (inputs.solo(g, a), inputs.solo(g, b)) {
+                (Some(p), Some(q)) => p.ln() - q.ln(),
+                _ => ABSENT,
+            });
         }
         if cold_start {
             let (few_sens_a, few_mean_a) = self.few_term(g, a, b, false);
@@ -1228,6 +1549,21 @@ mod tests {
             assert_eq!(
                 f1.training_set(&samples).unwrap(),
                 f2.training_set(&training_samples(&m2)).unwrap()
+            );
+            // The same for the model of pairs with a never-measured job type: its prior, its
+            // features and its residual targets read only the masked table.
+            let (c1, c2) = (
+                Features::for_never_paired(&m1),
+                Features::for_never_paired(&m2),
+            );
+            assert_eq!(
+                c1.matrix(rows()).unwrap(),
+                c2.matrix(rows()).unwrap(),
+                "{split:?}"
+            );
+            assert_eq!(
+                c1.training_set(&samples).unwrap(),
+                c2.training_set(&training_samples(&m2)).unwrap()
             );
             let (p1, p2) = (
                 LearnedPredictor::train(&m1, &config).unwrap(),

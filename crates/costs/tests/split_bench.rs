@@ -24,7 +24,11 @@ fn split_table() {
             reference_partners: n.parse().unwrap(),
         };
         let mut worst = [0.0f64; 3];
-        for seed in 0..seeds {
+        let from: u64 = std::env::var("STSFAIR_SEED_FROM")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        for seed in from..seeds {
             let config = PredictorConfig {
                 seed,
                 features: FeatureSet::from_name(&features).unwrap(),
