@@ -22,10 +22,13 @@
 //! One column per option, one row per job and per type, one more per bounded job: O(sum_j |O_j|)
 //! to build; HiGHS's dual simplex solves it (Huangfu and Hall, Math. Prog. Comp. 10, 2018).
 
+use std::collections::HashMap;
+
 use highs::{ColProblem, HighsModelStatus, Sense};
 
 use crate::formulation::RoundProblem;
 use crate::instance::Instance;
+use crate::rounds::ServicePrices;
 use crate::solvers::SolveError;
 
 const NAME: &str = "lp-bound";
@@ -43,6 +46,13 @@ pub struct LongRunBound {
     /// Bounded jobs whose largest sigma is below `share * lambda`: their requirement is their
     /// largest sigma (they run their fastest option every round).
     pub capped_jobs: usize,
+    /// The price of each job's fairness service, in instance order: the optimal dual value of
+    /// its fairness row, the objective lost per unit of sigma the job must get on average
+    /// (>= 0; 0 for a job whose row is slack or that has no bound). Dual optima are not unique
+    /// on degenerate LPs; identical jobs (the same options, values and sigmas) get the mean of
+    /// their duals, which is again an optimal dual by the symmetry of the LP. The round
+    /// mechanism prices the service of forced jobs with them ([`LongRunPrices`]).
+    pub prices: Vec<f64>,
 }
 
 /// The long-run LP bound of `instance` at `share` (e.g. 0.95) of its fairness level lambda.
@@ -76,14 +86,24 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
         .map(|&c| pb.add_row(..=c as f64))
         .collect();
     let (mut bounded_jobs, mut capped_jobs) = (0, 0);
-    for job in problem.jobs.iter().filter(|j| !j.options.is_empty()) {
+    // Rows are numbered in the order they are added: the capacities, then per job its row of
+    // choices and, if bounded, its fairness row.
+    let mut rows = capacity.len();
+    let mut fair_rows: Vec<(usize, usize)> = Vec::new();
+    for (jx, job) in problem.jobs.iter().enumerate() {
+        if job.options.is_empty() {
+            continue;
+        }
         let one = pb.add_row(..=1.0);
+        rows += 1;
         let fair = (job.fair_rate > 0.0).then(|| {
             let largest = job.options.iter().map(|o| o.sigma).fold(0.0, f64::max);
             bounded_jobs += 1;
             if largest < target {
                 capped_jobs += 1;
             }
+            fair_rows.push((jx, rows));
+            rows += 1;
             pb.add_row(target.min(largest)..)
         });
         for o in &job.options {
@@ -103,9 +123,10 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
                 model.set_option("output_flag", false);
                 model.set_option("threads", 1);
                 // The solved model holds HiGHS's pointer and stays on this thread.
-                model
-                    .try_solve()
-                    .map(|solved| (solved.status(), solved.objective_value()))
+                model.try_solve().map(|solved| {
+                    let duals = solved.get_solution().dual_rows().to_vec();
+                    (solved.status(), solved.objective_value(), duals)
+                })
             })
             .join()
     })
@@ -117,19 +138,80 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
         solver: NAME,
         message: format!("HiGHS failed: {e:?}"),
     })?;
-    let (status, objective) = solved;
+    let (status, objective, duals) = solved;
     match status {
         HighsModelStatus::Optimal => Ok(Some(LongRunBound {
             objective,
             share,
             bounded_jobs,
             capped_jobs,
+            prices: prices(&problem, &fair_rows, &duals),
         })),
         HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible => Ok(None),
         other => Err(SolveError::Backend {
             solver: NAME,
             message: format!("HiGHS ended with model status {other:?}"),
         }),
+    }
+}
+
+/// Per job, the dual of its fairness row as a price >= 0, averaged over identical jobs.
+fn prices(problem: &RoundProblem, fair_rows: &[(usize, usize)], duals: &[f64]) -> Vec<f64> {
+    let mut raw = vec![0.0; problem.jobs.len()];
+    for &(jx, row) in fair_rows {
+        // A >= row of a maximization has a dual <= 0 in HiGHS's sign convention; its size is
+        // the objective lost per unit of required sigma. A dual of the wrong sign is round-off.
+        raw[jx] = duals.get(row).map_or(0.0, |d| (-d).max(0.0));
+    }
+    // Identical jobs: the same options with the same values and sigmas (bit for bit).
+    type Key = Vec<(usize, u32, u64, u64, u64)>;
+    let mut groups: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (jx, job) in problem.jobs.iter().enumerate() {
+        let key = job
+            .options
+            .iter()
+            .map(|o| (o.gpu, o.slot, o.units, o.value.to_bits(), o.sigma.to_bits()))
+            .collect();
+        groups.entry(key).or_default().push(jx);
+    }
+    let mut out = raw.clone();
+    for members in groups.values() {
+        let mean = members.iter().map(|&j| raw[j]).sum::<f64>() / members.len() as f64;
+        for &j in members {
+            out[j] = mean;
+        }
+    }
+    out
+}
+
+/// Prices of fairness service from the long-run LP at `share` of lambda (the default 1: the
+/// level the round mechanism enforces), for [`RoundScheduler::with_service_prices`]: a forced
+/// job's option is worth `v + price * sigma` in the round problem (docs/rounds.md, "Pricing
+/// the service of forced jobs"). Recomputed by the scheduler when its jobs change; an LP with
+/// no feasible point gives no prices (the round is solved unpriced).
+///
+/// [`RoundScheduler::with_service_prices`]: crate::RoundScheduler::with_service_prices
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LongRunPrices {
+    /// The share of lambda of the LP's fairness rows, in (0, 1].
+    pub share: f64,
+}
+
+impl Default for LongRunPrices {
+    fn default() -> Self {
+        LongRunPrices { share: 1.0 }
+    }
+}
+
+impl ServicePrices for LongRunPrices {
+    fn name(&self) -> &'static str {
+        "lp"
+    }
+
+    fn prices(&self, instance: &Instance) -> Result<Option<Vec<f64>>, String> {
+        long_run_bound(instance, self.share)
+            .map(|found| found.map(|b| b.prices))
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -177,5 +259,33 @@ mod tests {
             let b = long_run_bound(&instance, share).unwrap().unwrap();
             assert!((b.objective - expected).abs() < 1e-9, "{share}: {b:?}");
         }
+        // At share 0.5, a's row is slack (7/8 of the rounds against 3/8 required): price 0. The
+        // GPU's price pi solves 3 = 4 pi (a's column is basic): pi = 3/4; b's column is basic
+        // too: 1 + 4 mu_b = 4 pi, so mu_b = 1/2 (a run of b, sigma 4, is worth 1 + 2 = 3, as
+        // much as a run of a).
+        let b = long_run_bound(&instance, 0.5).unwrap().unwrap();
+        assert_eq!(b.prices.len(), 2);
+        assert!(b.prices[0].abs() < 1e-9, "{b:?}");
+        assert!((b.prices[1] - 0.5).abs() < 1e-9, "{b:?}");
+    }
+
+    /// Identical jobs get one price (the mean of their duals), whatever vertex HiGHS returns.
+    #[test]
+    fn identical_jobs_get_one_price() {
+        let mut builder = Instance::builder().gpu_type("g", 1, 4, &[1, 4]);
+        for i in 0..5 {
+            builder = builder.job(
+                JobSpec::new(format!("s{i}"))
+                    .time("g", 1, 2.0)
+                    .time("g", 4, 1.0),
+            );
+        }
+        let instance = builder
+            .job(JobSpec::new("big").weight(2.0).time("g", 4, 0.5))
+            .build()
+            .unwrap();
+        let b = long_run_bound(&instance, 1.0).unwrap().unwrap();
+        assert!(b.prices.iter().all(|&p| p >= 0.0 && p.is_finite()), "{b:?}");
+        assert!(b.prices[1..5].iter().all(|&p| p == b.prices[0]), "{b:?}");
     }
 }
