@@ -141,7 +141,7 @@ pub enum RoundError {
 /// later). docs/rounds.md, "Pricing the service of forced jobs", has the argument and the
 /// measurements. The crate's source is `stsfair::bound::LongRunPrices` (feature `highs`): the
 /// duals of the long-run LP.
-pub trait ServicePrices {
+pub trait ServicePrices: Send + Sync {
     /// A short name for messages and state files ("lp").
     fn name(&self) -> &'static str;
     /// One price per job of `instance`, in instance order, or `None` for no prices (the round
