@@ -232,11 +232,11 @@ impl RoundProblem {
     /// O(sum_j |O_j|).
     pub fn price_forced(&mut self, prices: &[f64]) {
         for (job, &price) in self.jobs.iter_mut().zip(prices) {
-            if job.may_idle() || !(price > 0.0) {
-                continue;
-            }
-            for o in &mut job.options {
-                o.value += price * o.sigma;
+            // A NaN price is no price (the scheduler refuses NaN before it gets here).
+            if !job.may_idle() && price > 0.0 {
+                for o in &mut job.options {
+                    o.value += price * o.sigma;
+                }
             }
         }
     }
