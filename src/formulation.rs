@@ -223,6 +223,24 @@ impl RoundProblem {
         }
     }
 
+    /// Prices the fairness service of the forced jobs: every admissible option of a forced job
+    /// `j` with `prices[j] > 0` is worth `v + prices[j] * sigma` instead of `v`. Optional and
+    /// unbounded jobs keep `v` (a missing price counts as 0). A forced job runs whatever its
+    /// values; the price only changes which admissible option it takes against the other jobs'
+    /// use of the capacity (docs/rounds.md, "Pricing the service of forced jobs"). The problem
+    /// stays a multiple-choice knapsack with values >= 0: every solver solves it as it is.
+    /// O(sum_j |O_j|).
+    pub fn price_forced(&mut self, prices: &[f64]) {
+        for (job, &price) in self.jobs.iter_mut().zip(prices) {
+            // A NaN price is no price (the scheduler refuses NaN before it gets here).
+            if !job.may_idle() && price > 0.0 {
+                for o in &mut job.options {
+                    o.value += price * o.sigma;
+                }
+            }
+        }
+    }
+
     /// Number of GPU types.
     pub fn types(&self) -> usize {
         self.capacity.len()

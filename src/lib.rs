@@ -70,7 +70,7 @@ pub use instance::{
     Fairness, GpuType, Instance, InstanceBuilder, InstanceError, Job, JobOption, JobSpec,
 };
 pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
-pub use rounds::{RoundError, RoundPlan, RoundScheduler, SchedulerSnapshot};
+pub use rounds::{RoundError, RoundPlan, RoundScheduler, SchedulerSnapshot, ServicePrices};
 pub use solution::{Infeasibility, Solution, SolveStats, Status, VerifyError, verify};
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;

@@ -113,6 +113,14 @@ pub enum RoundError {
     /// The chosen options could not be placed (a solver answer over capacity).
     #[error(transparent)]
     Placement(#[from] PlacementError),
+    /// The source of service prices ([`RoundScheduler::with_service_prices`]) failed.
+    #[error("service prices ({source_name}): {reason}")]
+    Prices {
+        /// The price source's name.
+        source_name: &'static str,
+        /// What failed.
+        reason: String,
+    },
     /// A [`SchedulerSnapshot`] that cannot be restored: another format or version, a field
     /// missing, unknown or of the wrong type, or a value that breaks a rule. `source` names the
     /// field by its path in the snapshot document (`jobs[3].deficit`, `pending.jobs[0].job`).
@@ -121,6 +129,25 @@ pub enum RoundError {
         /// The field and the rule it breaks.
         source: InstanceError,
     },
+}
+
+/// Where the round mechanism takes the prices of fairness service from: one price per job
+/// (objective per unit of sigma, >= 0, finite) that makes a forced job's option worth
+/// `v + price * sigma` in the round problem ([`RoundProblem::price_forced`]). A forced job must
+/// run; the price decides *which* of its admissible options it takes, by what the service buys:
+/// sigma above this round's minimum is credit that spares the job's next forced runs, which cost
+/// capacity in later rounds. The per-round problem alone cannot see that, and picks the option
+/// that displaces least value now (a distributed job on slow GPUs, forced again a few rounds
+/// later). docs/rounds.md, "Pricing the service of forced jobs", has the argument and the
+/// measurements. The crate's source is `stsfair::bound::LongRunPrices` (feature `highs`): the
+/// duals of the long-run LP.
+pub trait ServicePrices: Send + Sync {
+    /// A short name for messages and state files ("lp").
+    fn name(&self) -> &'static str;
+    /// One price per job of `instance`, in instance order, or `None` for no prices (the round
+    /// is solved unpriced). Deficits do not matter: the scheduler calls this again only when its
+    /// jobs, their times or weights change.
+    fn prices(&self, instance: &Instance) -> Result<Option<Vec<f64>>, String>;
 }
 
 /// One job in a [`RoundPlan`].
@@ -267,6 +294,11 @@ pub struct RoundScheduler {
     /// The option each job ran in the last reported round.
     last_runs: HashMap<String, (usize, u32)>,
     round: u64,
+    /// Where service prices come from; `None`: the round problem of MODEL.md section 4 as is.
+    pricing: Option<Box<dyn ServicePrices>>,
+    /// The prices of the current jobs, once computed (`Some(None)`: the source gave none);
+    /// cleared whenever jobs, times or weights change.
+    prices: Option<Option<Vec<f64>>>,
 }
 
 impl std::fmt::Debug for RoundScheduler {
@@ -296,6 +328,8 @@ impl RoundScheduler {
             running: None,
             last_runs: HashMap::new(),
             round: 0,
+            pricing: None,
+            prices: None,
         }
     }
 
@@ -305,6 +339,22 @@ impl RoundScheduler {
     pub fn with_colocation(mut self, model: impl CoLocation + 'static) -> RoundScheduler {
         self.colocation = Box::new(model);
         self
+    }
+
+    /// Prices the fairness service of forced jobs with `source` (see [`ServicePrices`]): each
+    /// round problem's forced jobs get option values `v + price * sigma`, the rest is MODEL.md
+    /// section 4 unchanged. The plan's `objective` and its solution's `objective` stay the
+    /// model's `v` of the chosen options; the solution is optimal for the priced values. A
+    /// restored scheduler ([`RoundScheduler::restore`]) has no prices until this is called again.
+    pub fn with_service_prices(mut self, source: impl ServicePrices + 'static) -> RoundScheduler {
+        self.pricing = Some(Box::new(source));
+        self.prices = None;
+        self
+    }
+
+    /// The name of the price source, if any.
+    pub fn service_prices_name(&self) -> Option<&'static str> {
+        self.pricing.as_ref().map(|p| p.name())
     }
 
     /// The fairness parameters.
@@ -405,6 +455,7 @@ impl RoundScheduler {
         }
         self.deficits.push(job.deficit());
         self.jobs.push(job);
+        self.prices = None;
         Ok(())
     }
 
@@ -415,6 +466,7 @@ impl RoundScheduler {
             job: id.to_string(),
         })?;
         self.jobs.remove(i);
+        self.prices = None;
         Ok(self.deficits.remove(i))
     }
 
@@ -434,6 +486,7 @@ impl RoundScheduler {
             spec = spec.time(gpu, slot, sec);
         }
         self.jobs[i] = self.validate(spec, Some(id))?;
+        self.prices = None;
         Ok(())
     }
 
@@ -452,6 +505,7 @@ impl RoundScheduler {
         }
         let spec = self.spec(&self.jobs[i], self.deficits[i]).weight(weight);
         self.jobs[i] = self.validate(spec, Some(id))?;
+        self.prices = None;
         Ok(())
     }
 
@@ -506,9 +560,10 @@ impl RoundScheduler {
     /// Calling `plan` again before [`report`](Self::report) replaces the pending plan.
     pub fn plan(&mut self) -> Result<RoundPlan, RoundError> {
         let instance = self.instance(&self.deficits)?;
+        self.update_prices(&instance)?;
         let problem = RoundProblem::new(&instance);
         let mut solves = 1;
-        let mut solution = self.solver.solve(&instance)?;
+        let mut solution = self.solve_round(&instance)?;
         let mut solved = instance;
         let mut relaxed: Vec<usize> = Vec::new();
         if matches!(solution.status, Status::Infeasible { .. }) {
@@ -582,6 +637,66 @@ impl RoundScheduler {
             solution,
             placement,
         })
+    }
+
+    /// Computes the prices of the current jobs if there is a source and they are not known.
+    fn update_prices(&mut self, instance: &Instance) -> Result<(), RoundError> {
+        let Some(source) = &self.pricing else {
+            return Ok(());
+        };
+        if self.prices.is_some() {
+            return Ok(());
+        }
+        let bad = |reason: String| RoundError::Prices {
+            source_name: source.name(),
+            reason,
+        };
+        let prices = source.prices(instance).map_err(bad)?;
+        if let Some(p) = &prices {
+            if p.len() != self.jobs.len() {
+                return Err(bad(format!(
+                    "gave {} prices for {} jobs",
+                    p.len(),
+                    self.jobs.len()
+                )));
+            }
+            if let Some((j, x)) = p
+                .iter()
+                .enumerate()
+                .find(|(_, x)| !(x.is_finite() && **x >= 0.0))
+            {
+                return Err(bad(format!(
+                    "the price of job {:?} must be finite and >= 0 (got {x})",
+                    self.jobs[j].id()
+                )));
+            }
+        }
+        self.prices = Some(prices);
+        Ok(())
+    }
+
+    /// Solves a round instance, with the forced jobs' service priced when there are prices; the
+    /// solution's objective is then the model's v of its assignments.
+    fn solve_round(&self, instance: &Instance) -> Result<Solution, RoundError> {
+        let Some(Some(prices)) = &self.prices else {
+            return Ok(self.solver.solve(instance)?);
+        };
+        let start = std::time::Instant::now();
+        let problem = RoundProblem::new(instance);
+        let mut priced = problem.clone();
+        priced.price_forced(prices);
+        let mut solution = self.solver.solve_problem(&priced)?;
+        if solution.objective.is_some() {
+            let plain = Solution::from_assignments(
+                &solution.solver,
+                solution.status.clone(),
+                &problem,
+                solution.assignments.clone(),
+            );
+            solution.objective = plain.objective;
+        }
+        solution.stats.seconds = start.elapsed().as_secs_f64();
+        Ok(solution)
     }
 
     /// Reports what really ran in the planned round: the realized throughput (iterations per

@@ -16,7 +16,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use stsfair::formulation::RoundProblem;
 use stsfair::solution::{Assignment, objectives_agree};
-use stsfair::{BruteForce, DenseDp, Instance, Solution, Solver, Status, VerifyError, verify};
+use stsfair::{BruteForce, DenseDp, Dp, Instance, Solution, Solver, Status, VerifyError, verify};
 
 type Corrupt = fn(&Instance, &RoundProblem, &Solution) -> Option<(Solution, &'static str)>;
 
@@ -240,6 +240,29 @@ proptest! {
     #[test]
     fn dense_dp_matches_brute_force_and_verify_catches_corruption(instance in common::instance(common::Shape::TINY)) {
         check(&instance)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    /// Priced forced jobs (the round mechanism's `--prices lp`): brute force, the dense DP and
+    /// the fast DP find the same optimum of the priced problem.
+    #[test]
+    fn dps_match_brute_force_on_priced_rounds(
+        instance in common::instance(common::Shape::TINY),
+        raw in proptest::collection::vec(prop_oneof![Just(0.0), Just(0.5), 0.0..4.0], 6),
+    ) {
+        let mut problem = RoundProblem::new(&instance);
+        problem.price_forced(&raw);
+        let brute = BruteForce::default().solve_problem(&problem).unwrap();
+        let dense = DenseDp::default().solve_problem(&problem).unwrap();
+        let fast = Dp::default().solve_problem(&problem).unwrap();
+        for other in [&dense, &fast] {
+            prop_assert_eq!(brute.objective.is_some(), other.objective.is_some());
+            if let (Some(a), Some(b)) = (brute.objective, other.objective) {
+                prop_assert!(objectives_agree(a, b), "brute {} vs {} {}, prices {:?}", a, other.solver, b, raw);
+            }
+        }
     }
 }
 

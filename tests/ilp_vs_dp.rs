@@ -6,6 +6,7 @@
 mod common;
 
 use proptest::prelude::*;
+use stsfair::RoundProblem;
 use stsfair::solution::objectives_agree;
 use stsfair::{DenseDp, Dp, Fairness, Ilp, Instance, JobSpec, SolveError, Solver, Status, verify};
 
@@ -67,6 +68,47 @@ proptest! {
     #[test]
     fn ilp_matches_dense_dp(instance in common::instance(common::Shape::SMALL)) {
         assert_agree(&instance, &exact_ilp());
+    }
+}
+
+/// The solvers on a round problem whose forced jobs' service is priced (what the round mechanism
+/// solves with `--prices lp`): the same optimum from the ILP, the dense DP and the fast DP.
+fn assert_agree_priced(instance: &Instance, prices: &[f64]) {
+    let mut problem = RoundProblem::new(instance);
+    problem.price_forced(prices);
+    let dense = DenseDp::default()
+        .solve_problem(&problem)
+        .expect("dense dp");
+    let fast = Dp::default().solve_problem(&problem).expect("fast dp");
+    let ilp = exact_ilp().solve_problem(&problem).expect("ilp");
+    let objectives = [dense.objective, fast.objective, ilp.objective];
+    assert!(
+        objectives
+            .iter()
+            .all(|o| o.is_some() == objectives[0].is_some()),
+        "feasibility differs: {objectives:?}, prices {prices:?}, instance {}",
+        instance.to_json()
+    );
+    if let [Some(a), Some(b), Some(c)] = objectives {
+        assert!(
+            objectives_agree(a, b) && objectives_agree(a, c),
+            "dense {a}, fast {b}, ilp {c}, prices {prices:?}, instance {}",
+            instance.to_json()
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Priced forced jobs (prices from a few values, 0 included, so that identical jobs with
+    /// different prices and ties occur): the three solvers agree.
+    #[test]
+    fn solvers_agree_on_priced_rounds(
+        instance in common::instance(common::Shape::SMALL),
+        raw in proptest::collection::vec(prop_oneof![Just(0.0), Just(0.25), Just(1.0), 0.0..3.0], 25),
+    ) {
+        assert_agree_priced(&instance, &raw[..instance.jobs().len().min(raw.len())]);
     }
 }
 

@@ -547,7 +547,8 @@ fn acceptance_instance(path: &Path) -> Instance {
 ///
 /// STSFAIR_ROUNDS_SOLVER picks the solver (default dp+ilp, as `stsfair rounds` uses for dp; the
 /// tables of docs/rounds.md use ilp),
-/// STSFAIR_ROUNDS the number of rounds (default 100), STSFAIR_ACCEPTANCE the instance files
+/// STSFAIR_ROUNDS_PRICES=off runs the mechanism without service prices (default: the long-run
+/// LP's, as `stsfair rounds`), STSFAIR_ROUNDS the number of rounds (default 100), STSFAIR_ACCEPTANCE the instance files
 /// (comma-separated; default instances/gavel-36x3-300.json and instances/gavel-100x3-1000.json).
 #[test]
 #[ignore = "long (10-20 min): STSFAIR_ROUNDS_SOLVER=ilp cargo test --release -p stsfair --features highs --test rounds acceptance -- --ignored --nocapture"]
@@ -575,6 +576,13 @@ fn acceptance_gavel_clusters() {
             .find(|k| k.name() == solver)
             .expect("a solver name");
         let mut s = RoundScheduler::new(&inst, kind.build(&SolverConfig::default()));
+        // Priced forced jobs (`stsfair rounds --prices lp`, its default) unless
+        // STSFAIR_ROUNDS_PRICES=off.
+        #[cfg(feature = "highs")]
+        if std::env::var("STSFAIR_ROUNDS_PRICES").as_deref() != Ok("off") {
+            s = s.with_service_prices(stsfair::bound::LongRunPrices::default());
+        }
+        println!("  prices: {}", s.service_prices_name().unwrap_or("off"));
         let mut moves = Moves::default();
         let sts = run_rounds(&mut s, rounds, |p| moves.observe(p)).expect("no round fails");
         let reached = report(
@@ -934,4 +942,133 @@ fn snapshots_keep_the_credit_bound_and_read_old_ones_with_b() {
     }
     assert_eq!(credits[0], 4.0);
     assert_eq!(new_rule[0].deficit, -4.0);
+}
+
+/// A price source for tests: fixed prices, or a wrong answer.
+struct FixedPrices(Result<Option<Vec<f64>>, String>);
+
+impl stsfair::ServicePrices for FixedPrices {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    fn prices(&self, _: &Instance) -> Result<Option<Vec<f64>>, String> {
+        self.0.clone()
+    }
+}
+
+/// Pricing the service of a forced job, worked by hand. One GPU of a fast type `v` and one of a
+/// slow type `k`, whole GPUs only. `big` is forced (D = 0.3, m = 0.3): 1 s/it on v, 4 s/it on
+/// k; `small`: 1 s/it on v, 8 s/it on k. phi = 1/2 each, so F_big = 0.5 * 1 + 0.5 * 0.25 = 0.625
+/// and sigma_big = 1.6 on v, 0.4 on k: both admissible. Unpriced, big on k and small on v is
+/// worth 0.25 + 1 = 1.25 against 1 + 0.125. With a price of 1 on big's service, big on v is
+/// worth 1 + 1.6 = 2.6 (+ 0.125) against 0.25 + 0.4 + 1: big takes the fast GPU, and the plan
+/// reports the model's objective of that choice, 1.125, with a solution `verify` accepts.
+#[test]
+fn a_priced_forced_job_takes_the_option_that_buys_most_service() {
+    let cluster = Instance::builder()
+        .gpu_type("v", 1, 4, &[4])
+        .gpu_type("k", 1, 4, &[4])
+        .job(
+            JobSpec::new("big")
+                .deficit(0.3)
+                .time("v", 4, 1.0)
+                .time("k", 4, 4.0),
+        )
+        .job(JobSpec::new("small").time("v", 4, 1.0).time("k", 4, 8.0))
+        .build()
+        .unwrap();
+    let mut plain = RoundScheduler::new(&cluster, DenseDp::default());
+    let p = plain.plan().unwrap();
+    assert_eq!((p.jobs[0].run, p.jobs[1].run), (Some((1, 4)), Some((0, 4))));
+    assert!((p.objective - 1.25).abs() < 1e-12, "{}", p.objective);
+
+    for solver in [SolverKind::DenseDp, SolverKind::Dp, SolverKind::BruteForce] {
+        let mut priced = RoundScheduler::new(&cluster, solver.build(&SolverConfig::default()))
+            .with_service_prices(FixedPrices(Ok(Some(vec![1.0, 0.0]))));
+        assert_eq!(priced.service_prices_name(), Some("fixed"));
+        let p = priced.plan().unwrap();
+        assert_eq!((p.jobs[0].run, p.jobs[1].run), (Some((0, 4)), Some((1, 4))));
+        assert!((p.objective - 1.125).abs() < 1e-12, "{}", p.objective);
+        assert_eq!(p.solution.objective, Some(p.objective));
+        verify(&p.instance, &p.solution).unwrap();
+        // No prices from the source: the round is solved as MODEL.md section 4 says.
+        let mut none = RoundScheduler::new(&cluster, solver.build(&SolverConfig::default()))
+            .with_service_prices(FixedPrices(Ok(None)));
+        assert_eq!(none.plan().unwrap().jobs[0].run, Some((1, 4)));
+    }
+}
+
+/// A price source that fails or answers wrongly is an error naming it, and the scheduler is
+/// unchanged (the next plan with good prices works).
+#[test]
+fn bad_prices_are_refused_by_name() {
+    let cluster = Instance::builder()
+        .gpu_type("v", 1, 4, &[4])
+        .job(JobSpec::new("a").deficit(0.3).time("v", 4, 1.0))
+        .job(JobSpec::new("b").time("v", 4, 2.0))
+        .build()
+        .unwrap();
+    for (answer, words) in [
+        (Err("no lp".to_string()), "service prices (fixed): no lp"),
+        (Ok(Some(vec![1.0])), "gave 1 prices for 2 jobs"),
+        (
+            Ok(Some(vec![1.0, -1.0])),
+            "the price of job \"b\" must be finite and >= 0 (got -1)",
+        ),
+        (
+            Ok(Some(vec![f64::NAN, 0.0])),
+            "the price of job \"a\" must be finite and >= 0 (got NaN)",
+        ),
+    ] {
+        let mut s = RoundScheduler::new(&cluster, DenseDp::default())
+            .with_service_prices(FixedPrices(answer));
+        let e = s.plan().unwrap_err().to_string();
+        assert!(e.contains(words), "{e}");
+        assert_eq!(s.round(), 0);
+    }
+}
+
+/// The long-run LP's prices in the mechanism (`--prices lp`, the `rounds` command's default) on
+/// a shipped Gavel-mix round of 300 jobs, 5 rounds: every plan verifies against its instance,
+/// its objective is the model's v of the chosen options (recomputed here), and the prices are
+/// those of `long_run_bound` at share 1.
+#[cfg(feature = "highs")]
+#[test]
+fn long_run_prices_keep_every_plan_valid() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("instances/round4-gavel-36x3-300.json");
+    let cluster = Instance::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let bound = stsfair::bound::long_run_bound(&cluster, 1.0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(bound.prices.len(), cluster.jobs().len());
+    assert!(
+        bound.prices.iter().any(|&p| p > 0.0),
+        "some fairness rows bind"
+    );
+    let mut priced = RoundScheduler::new(&cluster, stsfair::Dp::default())
+        .with_service_prices(stsfair::bound::LongRunPrices::default());
+    for _ in 0..5 {
+        let p = priced.plan().unwrap();
+        verify(&p.instance, &p.solution).unwrap();
+        let problem = RoundProblem::new(&p.instance);
+        let v: f64 = p
+            .solution
+            .assignments
+            .iter()
+            .zip(&problem.jobs)
+            .filter_map(|(a, job)| {
+                let (k, s) = (*a)?;
+                job.options
+                    .iter()
+                    .find(|o| o.gpu == k && o.slot == s)
+                    .map(|o| o.value)
+            })
+            .sum();
+        assert!(
+            (v - p.objective).abs() <= 1e-9 * v.max(1.0),
+            "{v} vs {}",
+            p.objective
+        );
+        priced.report_planned(&p).unwrap();
+    }
 }

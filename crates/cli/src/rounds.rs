@@ -40,6 +40,50 @@ pub struct RoundsArgs {
     /// placement assumes no interference.
     #[arg(long, value_name = "FILE", num_args = 0..=1)]
     throughputs: Option<Option<PathBuf>>,
+    /// How forced jobs choose among their admissible options: lp prices their fairness service
+    /// with the duals of the long-run LP (an option is worth v + price * sigma; docs/rounds.md),
+    /// off solves MODEL.md section 4 as is. Default: lp in a binary with HiGHS, else off.
+    #[arg(long, value_enum)]
+    prices: Option<Prices>,
+}
+
+/// The values of `--prices`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Prices {
+    /// The duals of the long-run LP (HiGHS).
+    Lp,
+    /// No prices.
+    Off,
+}
+
+impl Prices {
+    fn name(self) -> &'static str {
+        match self {
+            Prices::Lp => "lp",
+            Prices::Off => "off",
+        }
+    }
+}
+
+/// `--prices` as given, or the default of this binary.
+fn chosen_prices(args: &RoundsArgs) -> Result<Prices, Failure> {
+    match args.prices {
+        Some(Prices::Lp) if !cfg!(feature = "highs") => Err(Failure::input(
+            "--prices lp needs the long-run LP, and this binary was built without HiGHS (feature highs); use --prices off",
+        )),
+        Some(p) => Ok(p),
+        None if cfg!(feature = "highs") => Ok(Prices::Lp),
+        None => Ok(Prices::Off),
+    }
+}
+
+/// Attaches the chosen price source to `scheduler`.
+fn with_prices(scheduler: RoundScheduler, prices: Prices) -> RoundScheduler {
+    match prices {
+        #[cfg(feature = "highs")]
+        Prices::Lp => scheduler.with_service_prices(stsfair::bound::LongRunPrices::default()),
+        _ => scheduler,
+    }
 }
 
 pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
@@ -47,13 +91,14 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         return Err(Failure::input("--rounds must be >= 1 (got 0)"));
     }
     let solver = args.solver.solver_for_rounds()?;
+    let prices = chosen_prices(&args)?;
     let instance = load(&args.file)?;
     let saved = match &args.state {
         Some(path) if path.exists() => Some(read_state(path)?),
         _ => None,
     };
     let (mut scheduler, mut tally) = match saved {
-        Some(saved) => resume(saved, &instance, &args, solver)?,
+        Some(saved) => resume(saved, &instance, &args, solver, prices)?,
         None => {
             let scheduler = RoundScheduler::new(&instance, solver);
             let tally = RunTally::new(&scheduler).map_err(Failure::other)?;
@@ -63,6 +108,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     if let Some(path) = &args.throughputs {
         scheduler = scheduler.with_colocation(colocation(path.as_deref(), &instance)?);
     }
+    scheduler = with_prices(scheduler, prices);
     let done = scheduler.round();
     if let Some(state) = &args.state {
         if done > args.rounds {
@@ -73,7 +119,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
             )));
         }
         // Written before the first round too: an unwritable path fails now, not after a round.
-        write_state(state, &scheduler, &tally)?;
+        write_state(state, &scheduler, &tally, prices)?;
     }
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(args.rounds);
@@ -91,7 +137,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         let service = scheduler.report_planned(&plan).map_err(Failure::other)?;
         tally.record(&plan, &service);
         if let Some(state) = &args.state {
-            write_state(state, &scheduler, &tally)?;
+            write_state(state, &scheduler, &tally, prices)?;
         }
         if let Some(b) = &bar {
             b.inc(1);
@@ -102,13 +148,14 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let summary = tally.summary(&scheduler);
     if args.json {
-        outln!("{}", to_json(&summary, lp_bound(&instance)?));
+        outln!("{}", to_json(&summary, lp_bound(&instance)?, prices));
     } else {
         print_summary(
             &summary,
             instance.fairness().lambda,
             instance.name(),
             scheduler.solver_name(),
+            prices,
         );
     }
     Ok(0)
@@ -129,16 +176,23 @@ fn lp_bound(_instance: &Instance) -> Result<Option<f64>, Failure> {
 /// The format tag of `--state` files.
 const STATE_FORMAT: &str = "stsfair-rounds-state/1";
 
-/// A `--state` file: the solver's name, the run's totals and the scheduler's snapshot, all as of
-/// the end of round `scheduler.round`.
+/// A `--state` file: the solver's name, the price source, the run's totals and the scheduler's
+/// snapshot, all as of the end of round `scheduler.round`.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RunState {
     #[serde(deserialize_with = "state_format")]
     format: String,
     solver: String,
+    /// `--prices` of the run; files written before the option existed ran unpriced.
+    #[serde(default = "prices_off")]
+    prices: String,
     tally: RunTally,
     scheduler: SchedulerSnapshot,
+}
+
+fn prices_off() -> String {
+    Prices::Off.name().to_string()
 }
 
 /// Refuses another format or version as soon as the tag is read.
@@ -185,6 +239,7 @@ fn resume(
     instance: &Instance,
     args: &RoundsArgs,
     solver: Box<dyn stsfair::Solver>,
+    prices: Prices,
 ) -> Result<(RoundScheduler, RunTally), Failure> {
     let path = args.state.as_deref().unwrap_or(Path::new(""));
     let bad = |e: String| {
@@ -198,6 +253,13 @@ fn resume(
             "was written with --solver {}, not {}",
             saved.solver,
             solver.name()
+        )));
+    }
+    if saved.prices != prices.name() {
+        return Err(bad(format!(
+            "was written with --prices {}, not {}",
+            saved.prices,
+            prices.name()
         )));
     }
     let scheduler =
@@ -297,10 +359,16 @@ fn cluster_difference(scheduler: &RoundScheduler, instance: &Instance) -> Option
 /// Writes the run's state to `path` atomically: a temporary file in the same folder, written and
 /// synced, then renamed over `path` (and the folder synced, so that the rename survives a crash).
 /// A reader, or a run killed at any point, sees either the previous state or the new one.
-fn write_state(path: &Path, scheduler: &RoundScheduler, tally: &RunTally) -> Result<(), Failure> {
+fn write_state(
+    path: &Path,
+    scheduler: &RoundScheduler,
+    tally: &RunTally,
+    prices: Prices,
+) -> Result<(), Failure> {
     let state = RunState {
         format: STATE_FORMAT.to_string(),
         solver: scheduler.solver_name().to_string(),
+        prices: prices.name().to_string(),
         tally: tally.clone(),
         scheduler: scheduler.snapshot(),
     };
@@ -359,7 +427,7 @@ fn colocation(
 /// The `--json` document. `bound`: the long-run LP bound at 0.95 lambda (`stsfair bound`), of
 /// which `efficiency` is the share the mechanism's mean objective reached; both null without
 /// HiGHS or when no fractional schedule meets the shares.
-fn to_json(s: &RunSummary, bound: Option<f64>) -> Value {
+fn to_json(s: &RunSummary, bound: Option<f64>, prices: Prices) -> Value {
     let jobs: Vec<Value> = s
         .jobs
         .iter()
@@ -380,6 +448,7 @@ fn to_json(s: &RunSummary, bound: Option<f64>) -> Value {
         "migrations": s.migrations,
         "solves": s.solves,
         "fallback_rounds": s.fallback_rounds,
+        "prices": prices.name(),
         "lp_bound": bound,
         "efficiency": bound.map(|b| s.mean_objective / b),
         "jobs": jobs,
@@ -396,11 +465,12 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[i]
 }
 
-fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str) {
+fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str, prices: Prices) {
     outln!(
-        "instance        {}: {} jobs, solver {solver}",
+        "instance        {}: {} jobs, solver {solver}, prices {}",
         name.unwrap_or("(unnamed)"),
-        s.jobs.len()
+        s.jobs.len(),
+        prices.name()
     );
     outln!(
         "rounds          {} ({} relaxed, {} solves, {} solved by the fallback solver)",

@@ -69,6 +69,9 @@ pub struct SimulateArgs {
     /// How sts weights jobs: `attained` (the default: least attained service first, as Tiresias: w = weight / (1 + GPU-hours received), recomputed every round) or `trace` (the trace's priority weights: equal shares, as Gavel's policies).
     #[arg(long, value_enum, default_value_t = WeightsArg::Attained)]
     sts_weights: WeightsArg,
+    /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
+    #[arg(long, value_enum, default_value_t = crate::rounds::Prices::Off)]
+    prices: crate::rounds::Prices,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -217,6 +220,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             WeightsArg::Trace => policies::sts::Weights::Trace,
             WeightsArg::Attained => policies::sts::Weights::Attained,
         },
+        sts_prices: args.prices == crate::rounds::Prices::Lp,
         lp_method,
         pair_estimation,
     };

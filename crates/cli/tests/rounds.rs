@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use stsfair::{Instance, JobSpec};
 
 /// Two identical jobs on one GPU "g" of 4 units with whole-GPU slots only, default fairness (the
@@ -65,6 +65,7 @@ fn cli_rounds_json() {
             "migrations",
             "solves",
             "fallback_rounds",
+            "prices",
             "lp_bound",
             "efficiency",
             "jobs",
@@ -88,6 +89,11 @@ fn cli_rounds_json() {
     } else {
         assert!(doc["lp_bound"].is_null() && doc["efficiency"].is_null());
     }
+    // The default price source: the long-run LP's duals where the binary has HiGHS.
+    assert_eq!(
+        doc["prices"],
+        if cfg!(feature = "highs") { "lp" } else { "off" }
+    );
     assert_eq!(doc["rounds"], 10);
     assert_eq!(doc["relaxed_rounds"], 0);
     assert_eq!(doc["mean_objective"], 1.0);
@@ -120,6 +126,37 @@ fn cli_rounds_json() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("rounds          4 (0 relaxed"), "{out}");
     assert!(err.is_empty(), "{err}");
+}
+
+/// `--prices off` solves every round as MODEL.md section 4 says; `--prices lp` on the
+/// hand-worked alternation changes nothing (both jobs are identical: the price only chooses
+/// among a forced job's options, and each has one); without HiGHS, `lp` is refused by name.
+#[test]
+fn cli_rounds_prices() {
+    let path = temp_file("alternate-prices.json", &alternating_instance().to_json());
+    let file = path.to_string_lossy();
+    let mut docs = Vec::new();
+    for prices in ["off", "lp"] {
+        let (code, out, err) = stsfair(&[
+            "rounds", &file, "--rounds", "6", "--json", "--solver", "dp", "--prices", prices,
+        ]);
+        if prices == "lp" && !cfg!(feature = "highs") {
+            assert_eq!(code, 2);
+            assert!(err.contains("--prices lp needs the long-run LP"), "{err}");
+            continue;
+        }
+        assert_eq!(code, 0, "{err}");
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(doc["prices"], prices);
+        docs.push(doc);
+    }
+    if let [off, lp] = &docs[..] {
+        assert_eq!(off["per_round"], lp["per_round"]);
+        assert_eq!(off["jobs"], lp["jobs"]);
+    }
+    let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "2", "--prices", "maybe"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--prices"), "{err}");
 }
 
 #[test]
@@ -362,6 +399,26 @@ fn cli_rounds_refuses_bad_state_files() {
         err.contains("was written with --solver dp-dense, not brute"),
         "{err}"
     );
+    // Another price source than the saved run's; a file written before `--prices` existed ran
+    // unpriced.
+    let other = if cfg!(feature = "highs") { "off" } else { "lp" };
+    let text = edit(&|v| v["prices"] = json!(other));
+    let err = run(&file, &text, "dp-dense");
+    let default = if cfg!(feature = "highs") { "lp" } else { "off" };
+    assert!(
+        err.contains(&format!("was written with --prices {other}, not {default}")),
+        "{err}"
+    );
+    if cfg!(feature = "highs") {
+        let text = edit(&|v| {
+            v.as_object_mut().unwrap().remove("prices");
+        });
+        let err = run(&file, &text, "dp-dense");
+        assert!(
+            err.contains("was written with --prices off, not lp"),
+            "{err}"
+        );
+    }
     // More rounds saved than the total asked for.
     let (code, _, err) = stsfair(&[
         "rounds", &file, "--rounds", "2", "--state", &state_arg, "--solver", "dp-dense",

@@ -53,6 +53,11 @@ pub struct PolicyOptions {
     pub sts_slot_rule: SlotRule,
     /// How `sts` weights jobs (their shares and the value of their options).
     pub sts_weights: sts::Weights,
+    /// Whether `sts` prices the fairness service of forced jobs with the long-run LP's duals
+    /// (`stsfair::bound::LongRunPrices`, recomputed every round the jobs or weights change;
+    /// needs the feature `highs`). Off by default in the simulation: docs/results.md has what
+    /// it measured.
+    pub sts_prices: bool,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
     /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
@@ -124,6 +129,7 @@ impl Default for PolicyOptions {
             sts_fairness: Fairness::default(),
             sts_slot_rule: SlotRule::default(),
             sts_weights: sts::Weights::default(),
+            sts_prices: false,
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,
         }

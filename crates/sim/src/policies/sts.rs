@@ -67,6 +67,8 @@ pub struct Sts {
     ladder: Vec<u32>,
     slot_rule: SlotRule,
     weights: Weights,
+    /// Whether forced jobs' service is priced by the long-run LP (`PolicyOptions::sts_prices`).
+    prices: bool,
     /// GPU-seconds each job has received (slots of `fraction` of a GPU for a round count as
     /// `fraction` of it), for [`Weights::Attained`].
     attained: HashMap<usize, f64>,
@@ -133,6 +135,13 @@ impl Sts {
             });
         }
         check_fairness(&options.sts_fairness)?;
+        if options.sts_prices && !cfg!(feature = "highs") {
+            return Err(SimError::Setting {
+                setting: "prices",
+                rule: "lp needs the long-run LP, and this build has no HiGHS (feature highs)",
+                got: "lp".into(),
+            });
+        }
         Ok(Sts {
             solver: options.sts_solver,
             units: options.sts_units,
@@ -140,6 +149,7 @@ impl Sts {
             ladder: ladder(options.sts_units),
             slot_rule: options.sts_slot_rule,
             weights: options.sts_weights,
+            prices: options.sts_prices,
             attained: HashMap::new(),
             inner: None,
             names: HashMap::new(),
@@ -206,7 +216,14 @@ impl Sts {
                     (1.0 - own / solo).max(0.0)
                 }
             };
-            self.inner = Some(RoundScheduler::new(&cluster, solver).with_colocation(model));
+            let scheduler = RoundScheduler::new(&cluster, solver).with_colocation(model);
+            #[cfg(feature = "highs")]
+            let scheduler = if self.prices {
+                scheduler.with_service_prices(stsfair::bound::LongRunPrices::default())
+            } else {
+                scheduler
+            };
+            self.inner = Some(scheduler);
         }
         self.inner
             .as_mut()
