@@ -75,6 +75,78 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Priced rounds (random prices per job, 0 included) keep what the mechanism guarantees:
+    /// over 6 rounds every plan verifies against the instance it solved; every forced job that
+    /// is not relaxed runs an option with sigma >= m_j (or of largest sigma when it cannot catch
+    /// up); from the same deficits, the same forced and relaxed jobs as unpriced (prices change
+    /// options, not who must run); the plan's objective is the model's v of its choices and the optimum of the priced
+    /// problem (brute force on it); and no optional job's value is priced.
+    #[test]
+    fn priced_rounds_keep_the_guarantees(
+        inst in instance(Shape::TINY),
+        prices in proptest::collection::vec(prop_oneof![Just(0.0), 0.0f64..5.0], 6),
+    ) {
+        let prices = prices[..inst.jobs().len().min(prices.len())].to_vec();
+        let mut priced = RoundScheduler::new(&inst, Box::new(DenseDp::default()))
+            .with_service_prices(FixedPrices(Ok(Some(prices.clone()))));
+        let mut plain = RoundScheduler::new(&inst, Box::new(DenseDp::default()));
+        for round in 0..6 {
+            let plan = priced.plan().unwrap();
+            let other = plain.plan().unwrap();
+            verify(&plan.instance, &plan.solution).unwrap();
+            let problem = RoundProblem::new(&plan.instance);
+            for ((p, q), job) in plan.jobs.iter().zip(&other.jobs).zip(&problem.jobs) {
+                // From the same deficits (round 0), the same jobs must run; later the deficits
+                // differ by the options taken.
+                if round == 0 {
+                    prop_assert_eq!((p.forced, p.relaxed), (q.forced, q.relaxed));
+                }
+                if p.forced && !p.relaxed {
+                    let sigma = p.sigma;
+                    let best = job.options.iter().map(|o| o.sigma).fold(f64::NEG_INFINITY, f64::max);
+                    prop_assert!(p.run.is_some());
+                    prop_assert!(sigma >= p.minimum || sigma == best, "{} < {}", sigma, p.minimum);
+                }
+            }
+            let mut values = problem.clone();
+            values.price_forced(&prices);
+            for (a, b) in values.jobs.iter().zip(&problem.jobs) {
+                if a.may_idle() {
+                    prop_assert_eq!(&a.options, &b.options);
+                }
+            }
+            let best = BruteForce::default().solve_problem(&values).unwrap().objective.unwrap();
+            let chosen: f64 = plan
+                .solution
+                .assignments
+                .iter()
+                .zip(&values.jobs)
+                .filter_map(|(a, job)| {
+                    let (k, s) = (*a)?;
+                    job.options.iter().find(|o| o.gpu == k && o.slot == s).map(|o| o.value)
+                })
+                .sum();
+            prop_assert!((chosen - best).abs() <= 1e-9 * best.abs().max(1.0), "{} vs {}", chosen, best);
+            let v: f64 = plan
+                .solution
+                .assignments
+                .iter()
+                .zip(&problem.jobs)
+                .filter_map(|(a, job)| {
+                    let (k, s) = (*a)?;
+                    job.options.iter().find(|o| o.gpu == k && o.slot == s).map(|o| o.value)
+                })
+                .sum();
+            prop_assert!((v - plan.objective).abs() <= 1e-9 * v.abs().max(1.0));
+            priced.report_planned(&plan).unwrap();
+            plain.report_planned(&other).unwrap();
+        }
+    }
+}
+
+proptest! {
     // Most random instances force fewer than two jobs (a type without a whole-GPU slot gives
     // F_j = 0): allow the rejections.
     #![proptest_config(ProptestConfig { cases: 256, max_global_rejects: 100_000, ..ProptestConfig::default() })]
