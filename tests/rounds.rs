@@ -118,27 +118,9 @@ proptest! {
                 }
             }
             let best = BruteForce::default().solve_problem(&values).unwrap().objective.unwrap();
-            let chosen: f64 = plan
-                .solution
-                .assignments
-                .iter()
-                .zip(&values.jobs)
-                .filter_map(|(a, job)| {
-                    let (k, s) = (*a)?;
-                    job.options.iter().find(|o| o.gpu == k && o.slot == s).map(|o| o.value)
-                })
-                .sum();
+            let chosen = chosen_value(&plan.solution, &values);
             prop_assert!((chosen - best).abs() <= 1e-9 * best.abs().max(1.0), "{} vs {}", chosen, best);
-            let v: f64 = plan
-                .solution
-                .assignments
-                .iter()
-                .zip(&problem.jobs)
-                .filter_map(|(a, job)| {
-                    let (k, s) = (*a)?;
-                    job.options.iter().find(|o| o.gpu == k && o.slot == s).map(|o| o.value)
-                })
-                .sum();
+            let v = chosen_value(&plan.solution, &problem);
             prop_assert!((v - plan.objective).abs() <= 1e-9 * v.abs().max(1.0));
             priced.report_planned(&plan).unwrap();
             plain.report_planned(&other).unwrap();
@@ -1016,6 +998,22 @@ fn snapshots_keep_the_credit_bound_and_read_old_ones_with_b() {
     assert_eq!(new_rule[0].deficit, -4.0);
 }
 
+/// The sum of the values (in `problem`) of the options `solution` assigns.
+fn chosen_value(solution: &Solution, problem: &RoundProblem) -> f64 {
+    solution
+        .assignments
+        .iter()
+        .zip(&problem.jobs)
+        .filter_map(|(a, job)| {
+            let (k, s) = (*a)?;
+            job.options
+                .iter()
+                .find(|o| o.gpu == k && o.slot == s)
+                .map(|o| o.value)
+        })
+        .sum()
+}
+
 /// A price source for tests: fixed prices, or a wrong answer.
 struct FixedPrices(Result<Option<Vec<f64>>, String>);
 
@@ -1123,19 +1121,7 @@ fn long_run_prices_keep_every_plan_valid() {
         let p = priced.plan().unwrap();
         verify(&p.instance, &p.solution).unwrap();
         let problem = RoundProblem::new(&p.instance);
-        let v: f64 = p
-            .solution
-            .assignments
-            .iter()
-            .zip(&problem.jobs)
-            .filter_map(|(a, job)| {
-                let (k, s) = (*a)?;
-                job.options
-                    .iter()
-                    .find(|o| o.gpu == k && o.slot == s)
-                    .map(|o| o.value)
-            })
-            .sum();
+        let v = chosen_value(&p.solution, &problem);
         assert!(
             (v - p.objective).abs() <= 1e-9 * v.max(1.0),
             "{v} vs {}",
