@@ -47,6 +47,17 @@ pub(super) const FIRST_GAP: f64 = 1e-9;
 /// runs together cost about as much as the last one (their gaps halve backwards).
 pub(super) const FAST_GROWTH: f64 = 2.0;
 
+/// Past this many states in a failed run without the type tables, the next gap is the one
+/// predicted to grow the states by [`RUN_GROWTH`] instead of a doubling (`plain_growth` in
+/// mod.rs): below it a run costs well under a millisecond and doubling reaches the
+/// optimum's gap in the fewest runs.
+pub(super) const ADAPT_AFTER_STATES: u64 = 1_000;
+
+/// The growth of the states from one failed run to the next that the step after
+/// [`ADAPT_AFTER_STATES`] aims at: near e, where the runs together cost the least for states
+/// growing exponentially with the gap (`plain_growth` in mod.rs).
+pub(super) const RUN_GROWTH: f64 = 3.0;
+
 /// Growth factor of the gap once the runs are expensive (type tables on): the cost of a run
 /// grows steeply as its floor drops below the optimum (about 10 times per doubling of the gap
 /// on the rounds of large integrality gap measured), so overshooting the optimum's gap by up to

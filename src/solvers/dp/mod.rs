@@ -16,7 +16,8 @@
 //!    reduced-cost gap is <= g, the others are removed, and the classes left with several
 //!    choices form the core.
 //! 5. Gap deepening (here, [`Dp`]'s [`Solver`] impl): the DP runs with floor L - g for
-//!    g = 1e-9 |L|, 2g, 4g, ... (1.25 g per run once the runs are expensive) until a run finds
+//!    g = 1e-9 |L|, 2g, 4g, ... (once a run has 1,000 states, the step predicted to triple
+//!    them, [`plain_growth`]; 1.25 g per run once the runs are expensive) until a run finds
 //!    a solution, which is then optimal; the last run uses the incumbent's value as the floor.
 //!    A failed run raises g to what it proves: past the next gap at which the fixing keeps
 //!    more, or (tables on) past the largest bound it dropped. With the tables on, one fixing
@@ -66,11 +67,42 @@ use classes::classes;
 use fixing::{Fixed, fix, next_gap, widest};
 use incumbent::{beam_search, incumbent, least_value};
 use limits::{
-    BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, MIN_STEP, PREDICT_AFTER_STATES,
-    SLOW_GROWTH, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
-    TABLES_PREDICTED, TOLERANCE, table_cells,
+    ADAPT_AFTER_STATES, BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, MIN_STEP,
+    PREDICT_AFTER_STATES, RUN_GROWTH, SLOW_GROWTH, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK,
+    TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE, table_cells,
 };
 use tables::{TypeTables, strongest_fit};
+
+/// How many times the states of a run grow per doubling of the gap, measured between the run
+/// before (`previous`) and the run just made (`run`), as (gap, states): (s1 / s0)^(ln 2 /
+/// ln(g1 / g0)), the states taken to grow as a power of the gap between the two (on doubling
+/// steps simply s1 / s0); `None` without two runs of growing gap and states > 0.
+fn growth_per_doubling(previous: (f64, u64), run: (f64, u64)) -> Option<f64> {
+    let ((g0, s0), (g1, s1)) = (previous, run);
+    (s0 > 0 && g0 > 0.0 && g1 > g0)
+        .then(|| (s1 as f64 / s0 as f64).powf(std::f64::consts::LN_2 / (g1 / g0).ln()))
+}
+
+/// The growth factor of the gap after a failed run without the type tables: doubling while
+/// the runs are cheap; once a run has [`ADAPT_AFTER_STATES`] states or more, the factor that
+/// predicts [`RUN_GROWTH`] times its states for the next run from their growth per doubling
+/// `per_doubling` (2^(ln RUN_GROWTH / ln per_doubling)), at least [`SLOW_GROWTH`] and at most
+/// [`FAST_GROWTH`].
+///
+/// Why: the runs' states grow steeply with the gap (4 to 26 times per doubling measured on
+/// Gavel rounds of 1,000 jobs), and the last run overshoots the optimum's gap by up to the
+/// step. With states growing by F per run, the runs together cost about F / ln F times the
+/// states at the optimum's gap (the failed ones a geometric series below the last, which lies
+/// log-uniformly up to F above it), least near F = e: doubling at 7 to 26 times per step costs
+/// 3.7 to 8 times, a step of F = 3 about 2.7. Any sequence of floors is exact (Lemma 3).
+fn plain_growth(per_doubling: f64) -> f64 {
+    if per_doubling > RUN_GROWTH {
+        2f64.powf(RUN_GROWTH.ln() / per_doubling.ln())
+            .clamp(SLOW_GROWTH, FAST_GROWTH)
+    } else {
+        FAST_GROWTH
+    }
+}
 
 /// The fast exact DP.
 ///
@@ -158,6 +190,11 @@ impl Solver for Dp {
         let mut states = 0u64;
         let mut beam_done = false;
         let mut last_states = 0u64;
+        // The gap of the last run (with `last_states`), for the step of the next one.
+        let mut last_run_gap = 0.0f64;
+        // The steepest growth of the states per doubling of the gap measured so far on runs of
+        // ADAPT_AFTER_STATES or more (0 before).
+        let mut steepest = 0.0f64;
         let tas = self.tables_after_states;
         let mut tables_on = tas == 0;
         // The states the tables' work budget is counted on (TABLE_WORK_PER_STATE each): the
@@ -328,8 +365,14 @@ impl Solver for Dp {
             states += dp.states;
             let steady = tables_on;
             // The tables come on past TABLES_AFTER_STATES states, or when this run's growth
-            // over the one before predicts a next run far past it.
-            let predicted = (dp.states as f64) * (dp.states as f64) / (last_states.max(1) as f64);
+            // over the one before predicts the next plain run (at the step `plain`) far past
+            // it.
+            let per_doubling = growth_per_doubling((last_run_gap, last_states), (gap, dp.states));
+            if dp.states >= ADAPT_AFTER_STATES {
+                steepest = steepest.max(per_doubling.unwrap_or(0.0));
+            }
+            let plain = plain_growth(steepest);
+            let predicted = dp.states as f64 * per_doubling.unwrap_or(0.0).powf(plain.log2());
             if !tables_on
                 && (dp.states > tas
                     || (last_states > 0 && predicted > (TABLES_PREDICTED * tas) as f64))
@@ -396,7 +439,9 @@ impl Solver for Dp {
                 largest_run = dp.states.max(1);
                 largest_gap = gap;
             }
-            g = (g * if tables_on { SLOW_GROWTH } else { FAST_GROWTH }).min(cap);
+            let growth = if tables_on { SLOW_GROWTH } else { plain };
+            last_run_gap = gap;
+            g = (g * growth).min(cap);
             // Every solution with this run's kept choices is worth at most the largest bound
             // the run dropped, and every other one uses a choice whose reduced-cost gap is at
             // least the next one the fixing would keep (Lemma 2): a floor above both finds
@@ -424,5 +469,38 @@ impl Solver for Dp {
             seconds_bound: Some(seconds_bound),
             ..SolveStats::default()
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-worked: on doubling steps the growth per doubling is the ratio of the states; on a
+    /// step of 1.5 the states' power law is extrapolated to a doubling; no growth without two
+    /// runs of growing gap and states.
+    #[test]
+    fn growth_per_doubling_by_hand() {
+        assert_eq!(growth_per_doubling((0.01, 1_000), (0.02, 7_000)), Some(7.0));
+        // 2,250 / 1,000 over a step of 1.5 is a power of 2 (1.5^2 = 2.25): 4 per doubling.
+        let d = growth_per_doubling((0.02, 1_000), (0.03, 2_250)).unwrap();
+        assert!((d - 4.0).abs() < 1e-12, "{d}");
+        assert_eq!(growth_per_doubling((0.0, 0), (1e-9, 39)), None);
+        assert_eq!(growth_per_doubling((0.01, 0), (0.02, 39)), None);
+        assert_eq!(growth_per_doubling((0.02, 10), (0.02, 39)), None);
+    }
+
+    /// Hand-worked: 9 times per doubling gives the step 2^(ln 3 / ln 9) = 2^(1/2), which
+    /// triples the states; slow growth keeps doubling, very steep growth stops at 1.25.
+    #[test]
+    fn the_plain_step_aims_at_tripling_the_states() {
+        assert!((plain_growth(9.0) - 2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(plain_growth(0.0), FAST_GROWTH);
+        assert_eq!(plain_growth(RUN_GROWTH), FAST_GROWTH);
+        assert_eq!(plain_growth(2.5), FAST_GROWTH);
+        assert_eq!(plain_growth(1e6), SLOW_GROWTH);
+        // Between the two, the predicted growth of the next run is RUN_GROWTH.
+        let d: f64 = 26.0;
+        assert!((d.powf(plain_growth(d).log2()) - RUN_GROWTH).abs() < 1e-9);
     }
 }
