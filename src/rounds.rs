@@ -190,6 +190,11 @@ pub struct RoundPlan {
     pub relaxed: Vec<String>,
     /// How many times the solver ran (1 when no relaxation was needed).
     pub solves: usize,
+    /// How many of those solves a fallback solver answered after the first solver of a
+    /// [`Fallback`](crate::solvers::Fallback) (`dp+ilp`) refused them (their solutions carry
+    /// the stat `fallback_from`): the round's first solve, the relaxation's count problem or
+    /// its final solve.
+    pub fallback_solves: usize,
     /// The instance that was solved: the active jobs with their deficits, those of relaxed jobs
     /// lowered so that they are not forced. [`crate::verify`] accepts `solution` against it.
     pub instance: Instance,
@@ -564,11 +569,13 @@ impl RoundScheduler {
         let problem = RoundProblem::new(&instance);
         let mut solves = 1;
         let mut solution = self.solve_round(&instance)?;
+        let mut fallback_solves = usize::from(solution.stats.fallback_from.is_some());
         let mut solved = instance;
         let mut relaxed: Vec<usize> = Vec::new();
         if matches!(solution.status, Status::Infeasible { .. }) {
             let r = self.relax(&problem)?;
             solves += r.solves;
+            fallback_solves += r.fallback_solves;
             relaxed = r.relaxed;
             solved = r.instance;
             solution = r.solution;
@@ -633,6 +640,7 @@ impl RoundScheduler {
                 .map(|&j| self.jobs[j].id().to_string())
                 .collect(),
             solves,
+            fallback_solves,
             instance: solved,
             solution,
             placement,
@@ -888,9 +896,10 @@ pub struct RunSummary {
     pub conflicts: u64,
     /// Solver calls summed over rounds.
     pub solves: u64,
-    /// Rounds whose plan came from a fallback solver: the first solver of a
-    /// [`Fallback`](crate::solvers::Fallback) (`dp+ilp`) refused the round and the second solved
-    /// it (the plan's solution carries the stat `fallback_from`).
+    /// Rounds with a solve that came from a fallback solver: the first solver of a
+    /// [`Fallback`](crate::solvers::Fallback) (`dp+ilp`) refused the round, or the count problem
+    /// or final solve of its relaxation, and the second solved it
+    /// ([`RoundPlan::fallback_solves`] > 0).
     pub fallback_rounds: u64,
     /// Per job, in the scheduler's job order.
     pub jobs: Vec<JobRecord>,
@@ -920,7 +929,7 @@ pub struct RunTally {
     pub conflicts: u64,
     /// Solver calls summed over rounds.
     pub solves: u64,
-    /// Rounds whose plan came from a fallback solver.
+    /// Rounds with a solve that came from a fallback solver ([`RoundPlan::fallback_solves`] > 0).
     pub fallback_rounds: u64,
     /// Per job, in the scheduler's job order.
     pub jobs: Vec<JobTally>,
@@ -960,7 +969,8 @@ pub struct RoundRecord {
     pub running: u64,
     /// Solver calls.
     pub solves: u64,
-    /// Whether the plan came from a fallback solver.
+    /// Whether a solve of the round came from a fallback solver ([`RoundPlan::fallback_solves`]
+    /// > 0; before the eighth session only the plan's own solve was counted).
     pub fallback: bool,
 }
 
@@ -1004,7 +1014,7 @@ impl RunTally {
         self.slowdown_sum += plan.placement.slowdown;
         self.conflicts += plan.placement.conflicts as u64;
         self.solves += plan.solves as u64;
-        self.fallback_rounds += u64::from(plan.solution.stats.fallback_from.is_some());
+        self.fallback_rounds += u64::from(plan.fallback_solves > 0);
         for (t, p) in self.jobs.iter_mut().zip(&plan.jobs) {
             t.rounds_run += u64::from(p.run.is_some());
         }
@@ -1020,7 +1030,7 @@ impl RunTally {
             relaxed: plan.relaxed.len() as u64,
             running: count(&|j| j.run.is_some()),
             solves: plan.solves as u64,
-            fallback: plan.solution.stats.fallback_from.is_some(),
+            fallback: plan.fallback_solves > 0,
         });
     }
 
@@ -1205,6 +1215,53 @@ mod tests {
                 hint: "none",
             })
         }
+    }
+
+    /// Refuses its second call as too large and answers the others with the dense DP: in a
+    /// relaxed round that is the count problem (the solves are the infeasible round, the count
+    /// problem, the final round).
+    #[derive(Default)]
+    struct RefusesSecond {
+        calls: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Solver for RefusesSecond {
+        fn name(&self) -> &'static str {
+            "refuses-second"
+        }
+
+        fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+            let call = self
+                .calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if call == 1 {
+                Refuses.solve_problem(problem)
+            } else {
+                DenseDp::default().solve_problem(problem)
+            }
+        }
+    }
+
+    /// A round whose plan the first solver made but whose count problem the fallback solved is a
+    /// fallback round too (before the eighth session only the plan's own solve was counted).
+    #[test]
+    fn a_count_problem_that_falls_back_makes_a_fallback_round() {
+        let fallback = crate::solvers::Fallback {
+            first: Box::new(RefusesSecond::default()),
+            then: Box::new(DenseDp::default()),
+            fallbacks: Default::default(),
+        };
+        let mut s = RoundScheduler::new(&crowded(), Box::new(fallback));
+        let summary = run_rounds(&mut s, 1, |plan| {
+            assert_eq!(plan.solves, 3);
+            assert_eq!(plan.fallback_solves, 1);
+            assert_eq!(plan.solution.stats.fallback_from, None);
+        })
+        .unwrap();
+        assert_eq!(summary.fallback_rounds, 1);
+        assert!(summary.per_round[0].fallback);
+        let mut direct = RoundScheduler::new(&crowded(), Box::new(DenseDp::default()));
+        assert_eq!(direct.plan().unwrap().fallback_solves, 0);
     }
 
     #[test]

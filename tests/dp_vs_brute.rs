@@ -14,7 +14,7 @@ mod common;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
-use stsfair::formulation::RoundProblem;
+use stsfair::formulation::{JobClass, RoundProblem};
 use stsfair::solution::{Assignment, objectives_agree};
 use stsfair::{BruteForce, DenseDp, Dp, Instance, Solution, Solver, Status, VerifyError, verify};
 
@@ -262,6 +262,43 @@ proptest! {
             if let (Some(a), Some(b)) = (brute.objective, other.objective) {
                 prop_assert!(objectives_agree(a, b), "brute {} vs {} {}, prices {:?}", a, other.solver, b, raw);
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    /// Integral values, such as the relaxation's count problems (every option worth 1, every
+    /// job free to idle): the fast DP bounds the optimum by the integer below its Lagrangian
+    /// bound and stops at an incumbent that reaches it (docs/solver.md step 5); brute force, the
+    /// dense DP and the fast DP still find the same optimum.
+    #[test]
+    fn dps_match_brute_force_on_integral_values(
+        instance in common::instance(common::Shape::TINY),
+        scale in prop_oneof![Just(0.0), Just(1.0), Just(3.0)],
+        optional in proptest::bool::ANY,
+    ) {
+        let mut problem = RoundProblem::new(&instance);
+        for job in &mut problem.jobs {
+            if optional {
+                job.class = JobClass::Optional;
+            }
+            for o in &mut job.options {
+                o.value = if scale == 0.0 { 1.0 } else { (o.value * scale).round() };
+            }
+        }
+        let brute = BruteForce::default().solve_problem(&problem).unwrap();
+        let dense = DenseDp::default().solve_problem(&problem).unwrap();
+        let fast = Dp::default().solve_problem(&problem).unwrap();
+        for other in [&dense, &fast] {
+            prop_assert_eq!(brute.objective.is_some(), other.objective.is_some());
+            if let (Some(a), Some(b)) = (brute.objective, other.objective) {
+                prop_assert!(objectives_agree(a, b), "brute {} vs {} {}", a, other.solver, b);
+            }
+        }
+        if let Some(a) = fast.objective {
+            // The values are integers, so is the optimum.
+            prop_assert_eq!(a.fract(), 0.0);
         }
     }
 }

@@ -428,6 +428,7 @@ fn plan_dict<'py>(
     out.set_item("objective", plan.objective)?;
     out.set_item("relaxed", &plan.relaxed)?;
     out.set_item("solves", plan.solves)?;
+    out.set_item("fallback_solves", plan.fallback_solves)?;
     out.set_item("jobs", jobs)?;
     out.set_item("placement", placement)?;
     Ok(out)

@@ -32,6 +32,8 @@ pub(super) struct Relaxation {
     pub solution: Solution,
     /// Solver calls made here (2).
     pub solves: usize,
+    /// How many of them a fallback solver answered (their solutions carry `fallback_from`).
+    pub fallback_solves: usize,
 }
 
 /// The count problem of `problem` (see the module documentation): forced jobs only, per GPU type
@@ -139,11 +141,16 @@ impl RoundScheduler {
                 reason: reason.to_string(),
             });
         }
+        let fallback_solves = [&most, &solution]
+            .iter()
+            .filter(|s| s.stats.fallback_from.is_some())
+            .count();
         Ok(Relaxation {
             relaxed,
             instance,
             solution,
             solves: 2,
+            fallback_solves,
         })
     }
 }

@@ -104,6 +104,16 @@ fn plain_growth(per_doubling: f64) -> f64 {
     }
 }
 
+/// Whether every choice of every class is worth an integer (small enough that sums of them stay
+/// exact in f64): then so is every solution, which bounds the optimum by the integer below L.
+fn integral_values(classes: &[classes::Class]) -> bool {
+    classes.iter().all(|cl| {
+        cl.choices
+            .iter()
+            .all(|c| c.value.fract() == 0.0 && c.value.abs() <= 1e9)
+    })
+}
+
 /// The fast exact DP.
 ///
 /// Build it with `Dp::default()` and set the public fields (the struct is `#[non_exhaustive]`:
@@ -154,7 +164,8 @@ impl Solver for Dp {
         let classes = classes(problem);
         let (mu, bound) = multipliers(&classes, &problem.capacity);
         // The incumbent: the best solution known, as (value, assignment).
-        let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu);
+        let integral = integral_values(&classes);
+        let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu, integral);
         let seconds_bound = start.elapsed().as_secs_f64();
         // When the greedy fails, look for a certificate before any DP run (a DP that must prove
         // infeasibility has no floor and can be as large as the dense one). Every solution is
@@ -177,6 +188,15 @@ impl Solver for Dp {
                 ),
             );
         }
+        // Integral values (every choice worth an integer, as in the relaxation's count problem,
+        // docs/rounds.md): every solution is worth an integer, so at most `ceiling`, floor(L) at
+        // first and ceil(F) - 1 after a run with floor F finds nothing; the runs' floors are
+        // then integers (less tol), and an incumbent that reaches the ceiling is optimal.
+        let mut ceiling = if integral {
+            (bound + tol).floor()
+        } else {
+            f64::INFINITY
+        };
         let probes = probes(&mu);
         // Largest reduced-cost gap of any choice: past it nothing more can be kept.
         let widest = widest(&classes, &mu);
@@ -241,10 +261,28 @@ impl Solver for Dp {
                 states += created;
             }
             let lb = best.as_ref().map(|(v, _)| *v);
+            if let Some(lb) = lb
+                && lb >= ceiling - 0.5
+            {
+                // Integral values and an incumbent at the ceiling: nothing is worth more.
+                last_gap = bound - lb;
+                core_classes = 0;
+                core_jobs = 0;
+                break best.map(|(_, a)| a);
+            }
             let incumbent_gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
+            if integral {
+                // No floor above the ceiling can find anything.
+                g = g.max(bound - ceiling);
+            }
             let last = g >= incumbent_gap || g > widest + bound.abs() + 1.0;
             let (gap, floor) = if last {
                 (incumbent_gap, lb.map_or(f64::NEG_INFINITY, |lb| lb - tol))
+            } else if integral {
+                // The integer at or below L - g: a floor between two integers finds the same
+                // solutions as the integer above it and proves less.
+                let at = (bound - g).floor();
+                (bound - at, at - tol)
             } else {
                 (g, bound - g - tol)
             };
@@ -392,6 +430,10 @@ impl Solver for Dp {
             }
             if last {
                 break best.map(|(_, a)| a);
+            }
+            if integral {
+                // Nothing reached floor = k - tol: every solution is worth at most k - 1.
+                ceiling = ceiling.min((floor + tol).round() - 1.0);
             }
             // Early refusal: once the tables are on (and the gap grows by SLOW_GROWTH), the
             // states of a run grow by a roughly steady factor from one run to the next (2 to 17
