@@ -266,6 +266,28 @@ proptest! {
         check_placement(&types, &reqs, &again, Some(&first), &NoInterference);
         prop_assert_eq!(again.migrations, 0);
     }
+
+    /// `NoInterference` takes the placement's shortcut (`CoLocation::interference_free`: no
+    /// pair costs, only swaps that bring a job back to a previous GPU); a model that also
+    /// predicts no slowdown but does not say so takes the full path. Both give the same
+    /// placement.
+    #[test]
+    fn the_interference_free_shortcut_changes_nothing(
+        types in proptest::collection::vec((0..LADDERS.len(), 0u32..5), 1..4),
+        draws in proptest::collection::vec((0usize..4, 0usize..4, 1u32..4), 0..30),
+        before in proptest::collection::vec((0usize..4, 0usize..4, 1u32..4), 0..30),
+    ) {
+        let types = cluster(&types);
+        let prev_reqs = requests(&types, &before, "j");
+        let reqs = requests(&types, &draws, "j");
+        let zero = |_: &str, _: &str, _: &str| 0.0;
+        prop_assert!(NoInterference.interference_free() && !zero.interference_free());
+        let prev = place(&types, &prev_reqs, None, &NoInterference).unwrap();
+        prop_assert_eq!(&prev, &place(&types, &prev_reqs, None, &zero).unwrap());
+        let fast = place(&types, &reqs, Some(&prev), &NoInterference).unwrap();
+        let full = place(&types, &reqs, Some(&prev), &zero).unwrap();
+        prop_assert_eq!(fast, full);
+    }
 }
 
 /// Hand-worked: 2 GPUs of 4 units; jobs a and e (2 units each), b, c, d (1 unit each): 7 units,

@@ -250,13 +250,15 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
             if cur.gpu.is_some() {
                 continue;
             }
+            // The choice to take (index, type) and the move that makes room for it, if any
+            // (class, from choice, to choice, to type).
             let moved = cl.choices.iter().enumerate().find_map(|(qc, c)| {
                 let t = c.gpu?;
                 if c.value <= cur.value {
                     return None;
                 }
                 if c.units <= free[t] {
-                    return Some((qc, None));
+                    return Some((qc, t, None));
                 }
                 let need = c.units - free[t];
                 // A placed job of class di on choice qi (type t, at least `need` units) that can
@@ -269,28 +271,28 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
                         dl.choices.iter().enumerate().find_map(|(q2, to)| {
                             let t2 = to.gpu?;
                             let gain = c.value - cur.value + to.value - on.value;
-                            (t2 != t && to.units <= free[t2] && gain > 0.0)
-                                .then_some((qc, Some((di, qi, q2))))
+                            (t2 != t && to.units <= free[t2] && gain > 0.0).then_some((
+                                qc,
+                                t,
+                                Some((di, qi, q2, t2)),
+                            ))
                         })
                     })
                 })
             });
-            let Some((qc, mover)) = moved else {
+            let Some((qc, t, mover)) = moved else {
                 // Its classmates left idle would find nothing either.
                 break;
             };
-            if let Some((di, qi, q2)) = mover {
-                let i = holders[di][qi].pop().expect("a holder was found");
-                let (on, to) = (classes[di].choices[qi], classes[di].choices[q2]);
-                let (t, t2) = (on.gpu.expect("on a type"), to.gpu.expect("on a type"));
-                free[t] += on.units;
-                free[t2] -= to.units;
+            if let Some((di, qi, q2, t2)) = mover
+                && let Some(i) = holders[di][qi].pop()
+            {
+                free[t] += classes[di].choices[qi].units;
+                free[t2] -= classes[di].choices[q2].units;
                 pick[i] = q2;
                 holders[di][q2].push(i);
             }
-            let c = cl.choices[qc];
-            let t = c.gpu.expect("on a type");
-            free[t] -= c.units;
+            free[t] -= cl.choices[qc].units;
             pick[j] = qc;
             holders[ci][qc].push(j);
         }
