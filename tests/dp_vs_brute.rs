@@ -243,6 +243,31 @@ proptest! {
     }
 }
 
+/// Brute force, the dense DP and the fast DP on `problem`: the same feasibility and optimum
+/// (`context` names the case in a failure). Returns the fast DP's solution.
+fn solvers_agree_with_brute_force(
+    problem: &RoundProblem,
+    context: &str,
+) -> Result<Solution, TestCaseError> {
+    let brute = BruteForce::default().solve_problem(problem).unwrap();
+    let dense = DenseDp::default().solve_problem(problem).unwrap();
+    let fast = Dp::default().solve_problem(problem).unwrap();
+    for other in [&dense, &fast] {
+        prop_assert_eq!(brute.objective.is_some(), other.objective.is_some());
+        if let (Some(a), Some(b)) = (brute.objective, other.objective) {
+            prop_assert!(
+                objectives_agree(a, b),
+                "brute {} vs {} {}, {}",
+                a,
+                other.solver,
+                b,
+                context
+            );
+        }
+    }
+    Ok(fast)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
     /// Priced forced jobs (the round mechanism's `--prices lp`): brute force, the dense DP and
@@ -254,15 +279,7 @@ proptest! {
     ) {
         let mut problem = RoundProblem::new(&instance);
         problem.price_forced(&raw);
-        let brute = BruteForce::default().solve_problem(&problem).unwrap();
-        let dense = DenseDp::default().solve_problem(&problem).unwrap();
-        let fast = Dp::default().solve_problem(&problem).unwrap();
-        for other in [&dense, &fast] {
-            prop_assert_eq!(brute.objective.is_some(), other.objective.is_some());
-            if let (Some(a), Some(b)) = (brute.objective, other.objective) {
-                prop_assert!(objectives_agree(a, b), "brute {} vs {} {}, prices {:?}", a, other.solver, b, raw);
-            }
-        }
+        solvers_agree_with_brute_force(&problem, &format!("prices {raw:?}"))?;
     }
 }
 
@@ -287,15 +304,7 @@ proptest! {
                 o.value = if scale == 0.0 { 1.0 } else { (o.value * scale).round() };
             }
         }
-        let brute = BruteForce::default().solve_problem(&problem).unwrap();
-        let dense = DenseDp::default().solve_problem(&problem).unwrap();
-        let fast = Dp::default().solve_problem(&problem).unwrap();
-        for other in [&dense, &fast] {
-            prop_assert_eq!(brute.objective.is_some(), other.objective.is_some());
-            if let (Some(a), Some(b)) = (brute.objective, other.objective) {
-                prop_assert!(objectives_agree(a, b), "brute {} vs {} {}", a, other.solver, b);
-            }
-        }
+        let fast = solvers_agree_with_brute_force(&problem, "integral values")?;
         if let Some(a) = fast.objective {
             // The values are integers, so is the optimum.
             prop_assert_eq!(a.fract(), 0.0);
