@@ -17,9 +17,9 @@
 //! multiple of s (MIG-style alignment).
 
 use std::collections::{BTreeSet, HashMap};
+use std::fmt;
 
 use rustc_hash::FxHashMap;
-use std::fmt;
 
 use crate::instance::GpuType;
 
