@@ -130,16 +130,20 @@ fn greedy(
     // and a class that fits only some types must not find them taken by one that fits all (on
     // the 10,000-job Gavel mix, 8-unit jobs free to go anywhere filled the two types where 43
     // others could go, and the greedy fell 22 jobs short).
-    let density: Vec<f64> = classes
-        .iter()
-        .map(|cl| {
-            cl.choices
-                .iter()
-                .filter(|c| c.gpu.is_some() && c.units > 0)
-                .map(|c| c.value / c.units as f64)
-                .fold(f64::NEG_INFINITY, f64::max)
-        })
-        .collect();
+    let density: Vec<f64> = if displace_jobs {
+        classes
+            .iter()
+            .map(|cl| {
+                cl.choices
+                    .iter()
+                    .filter(|c| c.gpu.is_some() && c.units > 0)
+                    .map(|c| c.value / c.units as f64)
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let width = |i: usize| classes[i].choices.len();
     order.sort_by(|&a, &b| {
         let by_size = if displace_jobs {
