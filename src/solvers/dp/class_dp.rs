@@ -79,9 +79,6 @@ pub(super) struct ClassDp<'a> {
     pub(super) limit: u64,
     /// States the earlier runs of the solve created (for the error message).
     pub(super) spent: u64,
-    /// Heuristic runs only: after each step keep the `beam` sub-states of largest bound. The
-    /// answer is then a feasible solution, not necessarily the optimum (an incumbent).
-    pub(super) beam: Option<usize>,
     /// Most cell updates [`TypeTables`] may take in this run (0: no tables); pairs of types
     /// whose tables would take more fall back to single types, and those to none.
     pub(super) tables: usize,
@@ -96,7 +93,7 @@ pub(super) struct ClassDp<'a> {
 
 #[cfg(test)]
 impl<'a> ClassDp<'a> {
-    /// A run for the tests: exact (no beam, no tables), a million states per layer, no limit
+    /// A run for the tests: exact (no tables), a million states per layer, no limit
     /// on the total.
     pub(super) fn unlimited(
         classes: &'a [Class],
@@ -111,7 +108,6 @@ impl<'a> ClassDp<'a> {
             states: 0,
             limit: u64::MAX,
             spent: 0,
-            beam: None,
             tables: 0,
             dropped: f64::NEG_INFINITY,
             prebuilt: None,
@@ -636,24 +632,6 @@ impl ClassDp<'_> {
                 }
                 if n_values.is_empty() {
                     return Ok(None);
-                }
-                if let Some(width) = self.beam.filter(|&b| n_values.len() > b) {
-                    // Keep the sub-states of largest bound (ties: the first), in their order.
-                    let mut order: Vec<usize> = (0..n_values.len()).collect();
-                    order.select_nth_unstable_by(width - 1, |&a, &b| {
-                        n_score[b].total_cmp(&n_score[a]).then(a.cmp(&b))
-                    });
-                    order.truncate(width);
-                    order.sort_unstable();
-                    n_units = order
-                        .iter()
-                        .flat_map(|&x| n_units[x * k..(x + 1) * k].to_vec())
-                        .collect();
-                    n_values = order.iter().map(|&x| n_values[x]).collect();
-                    n_keys = order.iter().map(|&x| n_keys[x]).collect();
-                    n_placed = order.iter().map(|&x| n_placed[x]).collect();
-                    step.parent = order.iter().map(|&x| step.parent[x]).collect();
-                    step.count = order.iter().map(|&x| step.count[x]).collect();
                 }
                 units = n_units;
                 values = n_values;

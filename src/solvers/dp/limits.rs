@@ -73,20 +73,6 @@ pub(super) const TOLERANCE: f64 = 1e-10;
 /// Runs of fewer states never predict a refusal (their growth from run to run is noise).
 pub(super) const PREDICT_AFTER_STATES: u64 = 100_000;
 
-/// A failed gap-deepening run past this many states triggers the beam search for a better
-/// incumbent: below it the runs are cheap (well under 0.1 s) and the beam would cost more than
-/// it saves.
-pub(super) const BEAM_AFTER_STATES: u64 = 50_000;
-
-/// Sub-states kept per step by the beam search that improves the greedy's incumbent: enough to
-/// find a solution within a small fraction of the optimum on the rounds measured, at a cost of
-/// a few hundred thousand states.
-pub(super) const BEAM: usize = 2000;
-
-/// Most states the beam search may create (it gives up past them, keeping the incumbent): a
-/// quarter of the solve's default budget, so a failed beam cannot starve the exact runs.
-pub(super) const BEAM_STATES: u64 = 2_000_000;
-
 /// Most passes of line searches in the Lagrangian descent: 3 to 4 passes settle on the rounds
 /// measured; the cap only stops a pathological zigzag (any mu gives a valid bound).
 pub(super) const MAX_PASSES: usize = 50;
@@ -95,18 +81,70 @@ pub(super) const MAX_PASSES: usize = 50;
 /// it the gain is floating-point noise.
 pub(super) const SETTLED: f64 = 1e-12;
 
+/// Once the runs of a solve have created this many states, the multipliers are refined by
+/// smoothing (docs/solver.md step 2). Its 2 to 15 ms are the cost of about 10,000 states; on
+/// the rounds measured the descent's multipliers were already optimal on every solve below it
+/// but one (3,070 states, 280 with the refined ones), and 10 to 1,000 times too costly above it
+/// on 9 of 15.
+pub(super) const SMOOTH_AFTER_STATES: u64 = 10_000;
+
+/// The first tau of the smoothing homotopy, relative to the largest |value| of a choice: large
+/// enough that every class is spread over its choices, so that the first Newton steps see
+/// every type's price.
+pub(super) const FIRST_TAU: f64 = 0.1;
+
+/// Most levels of the smoothing homotopy (tau from a tenth of the largest |value| down by 10
+/// per level): 14 levels reach 1e-15 of it, past any excess that matters.
+pub(super) const SMOOTH_LEVELS: usize = 14;
+
+/// The homotopy stops once the smoothing's excess over L, tau sum_c n_c ln |Q_c|, is below this
+/// relative to max(1, |L|).
+pub(super) const SMOOTH_EXCESS: f64 = 1e-10;
+
+/// The homotopy also stops once its fractional solution (each class split by its softmax)
+/// shows L within this of the LP's value, relative to max(1, |L|).
+pub(super) const SMOOTH_GAP: f64 = 1e-7;
+
+/// Most Newton steps per level of the homotopy.
+pub(super) const NEWTON_STEPS: usize = 30;
+
+/// A Newton step predicted to lower L_tau by less than this, relative to max(1, |L_tau|), ends
+/// the level.
+pub(super) const SMOOTH_SETTLED: f64 = 1e-2;
+
+/// Halvings of a Newton step before the level gives up.
+pub(super) const BACKTRACKS: usize = 40;
+
+/// The Armijo fraction: a step must lower L_tau by at least this fraction of its first-order
+/// prediction.
+pub(super) const ARMIJO: f64 = 1e-4;
+
+/// The ridge added to the Hessian's diagonal, relative to its mean diagonal: keeps the Newton
+/// system solvable where L_tau is nearly linear.
+pub(super) const RIDGE: f64 = 1e-9;
+
+/// The Newton steps of the smoothing move each price by at most this many times tau.
+pub(super) const TRUST: f64 = 100.0;
+
 /// Up to this many GPU types the descent tries every direction of {-1, 0, 1}^K (3^5 - 1 = 242);
 /// beyond, coordinates and pairs only (3^K would grow past the cost of the DP itself).
 pub(super) const ALL_DIRECTIONS_UP_TO: usize = 5;
 
-/// Cap of mu_k in units of the largest value per unit on k (plus 1): beyond it no optional job
-/// prefers type k, so a larger price can only come from forced jobs that do not fit (the LP is
-/// then infeasible and mu_k stays at the cap).
+/// Margin of the price cap over the bound of the dual optimum (`price_cap` in bound.rs): the
+/// descent's box must contain it, and only an infeasible LP drives mu to the cap.
 pub(super) const PRICE_CAP_FACTOR: f64 = 2.0;
 
 /// The greedy skips options of an optional job whose reduced cost is below this (worse than
 /// idling at the prices): a little below 0 so that options tied with idle are still taken.
 pub(super) const GREEDY_RC_SLACK: f64 = 1e-9;
+
+/// The consolidation pass of the greedy (integral problems) chains moves over at most this
+/// many GPU types: the type that needs room and two more (every type of the Gavel clusters).
+pub(super) const CHAIN_TYPES: usize = 3;
+
+/// Candidate moves the consolidation pass may examine in one greedy (about a millisecond's
+/// work); past them it stops, keeping what it placed.
+pub(super) const CONSOLIDATE_WORK: u64 = 1_000_000;
 
 /// The probes of the state bound move each type's price by these fractions of it, up and down:
 /// 1/64 sees small excesses of one type, 1 large ones; three scales cover the range for 1 + 6K

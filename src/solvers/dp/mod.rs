@@ -10,8 +10,7 @@
 //! 1. [`classes`](mod@classes): jobs with identical choices form a class with a count.
 //! 2. [`bound`]: the Lagrangian bound L(mu) and the multipliers mu minimizing it (exact line
 //!    searches); min L equals the LP relaxation.
-//! 3. [`incumbent`](mod@incumbent): a greedy solution at mu (the last run's floor), improved
-//!    by a beam search once the runs get expensive (while the type tables are off).
+//! 3. [`incumbent`](mod@incumbent): a greedy solution at mu (the last run's floor).
 //! 4. [`fixing`]: reduced-cost fixing; a solution worth >= L - g uses only choices whose
 //!    reduced-cost gap is <= g, the others are removed, and the classes left with several
 //!    choices form the core.
@@ -61,14 +60,14 @@ use super::{SolveError, Solver};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
-use bound::multipliers;
+use bound::{multipliers, smooth_multipliers};
 use class_dp::{ClassDp, Suffix, probes};
 use classes::classes;
 use fixing::{Fixed, fix, next_gap, widest};
-use incumbent::{beam_search, incumbent, least_value};
+use incumbent::{incumbent, least_value};
 use limits::{
-    ADAPT_AFTER_STATES, BEAM_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, MIN_STEP,
-    PREDICT_AFTER_STATES, RUN_GROWTH, SLOW_GROWTH, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK,
+    ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, MIN_STEP, PREDICT_AFTER_STATES,
+    RUN_GROWTH, SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK,
     TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE, table_cells,
 };
 use tables::{TypeTables, strongest_fit};
@@ -141,6 +140,10 @@ pub struct Dp {
     /// cost up to their fixed limits. Only the unit tests set it (to check the tables on small
     /// instances), so it is not part of the public API.
     pub(crate) tables_after_states: u64,
+    /// Once the runs of a solve have created this many states (default 10,000), the
+    /// multipliers are refined by smoothing (docs/solver.md step 2). Any value gives the
+    /// optimum; the unit tests set 0 (smoothing before the first run).
+    pub(crate) smooth_after_states: u64,
 }
 
 impl Default for Dp {
@@ -148,6 +151,7 @@ impl Default for Dp {
         Dp {
             max_states: DEFAULT_MAX_STATES,
             tables_after_states: TABLES_AFTER_STATES,
+            smooth_after_states: SMOOTH_AFTER_STATES,
         }
     }
 }
@@ -162,7 +166,7 @@ impl Solver for Dp {
         let start = Instant::now();
         let n = problem.jobs.len();
         let classes = classes(problem);
-        let (mu, bound) = multipliers(&classes, &problem.capacity);
+        let (mut mu, mut bound) = multipliers(&classes, &problem.capacity);
         // The incumbent: the best solution known, as (value, assignment).
         let integral = integral_values(&classes);
         let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu, integral);
@@ -197,10 +201,11 @@ impl Solver for Dp {
         } else {
             f64::INFINITY
         };
-        let probes = probes(&mu);
+        let mut probes = probes(&mu);
         // Largest reduced-cost gap of any choice: past it nothing more can be kept.
-        let widest = widest(&classes, &mu);
-        let setup = |gap: f64| fix(&classes, &problem.capacity, &mu, gap, tol);
+        let mut widest = widest(&classes, &mu);
+        // Whether the multipliers were refined by smoothing (step 2), once per solve.
+        let mut smoothed = false;
 
         // Gap deepening: guess that the optimum is within g of the bound, keep only choices with
         // delta <= g and drop states whose bound is below L - g. A run that finds a solution has
@@ -208,7 +213,6 @@ impl Solver for Dp {
         // is below L - g, and g doubles. The last run uses the incumbent's value (or nothing)
         // as the floor, which makes it the classic reduced-cost-fixed DP.
         let mut states = 0u64;
-        let mut beam_done = false;
         let mut last_states = 0u64;
         // The gap of the last run (with `last_states`), for the step of the next one.
         let mut last_run_gap = 0.0f64;
@@ -235,31 +239,37 @@ impl Solver for Dp {
         let mut core_classes: u64;
         let mut last_gap: f64;
         let chosen: Option<Vec<Assignment>> = loop {
-            // A better incumbent once the runs get expensive (a cheap instance never pays for
-            // it): the class DP as a beam search (the BEAM sub-states of largest bound per step)
-            // over the choices the incumbent's gap allows. Its value only lowers the last run's
-            // gap; exactness never depends on it.
-            if !beam_done && !tables_on && last_states > BEAM_AFTER_STATES {
-                beam_done = true;
-                let gap = best.as_ref().map_or(f64::INFINITY, |(v, _)| bound - v);
-                let floor = best.as_ref().map_or(f64::NEG_INFINITY, |(v, _)| v + tol);
-                let fixed = setup(gap);
-                let (found, created) = beam_search(
-                    &classes,
-                    &fixed,
-                    &probes,
-                    self.max_states,
-                    budget.saturating_sub(states),
-                    states,
-                    floor,
-                );
-                if let Some((total, counts)) = found
-                    && best.as_ref().is_none_or(|(v, _)| total > *v)
-                {
-                    best = Some((total, fixed.assign(&classes, n, &counts)));
+            // Better multipliers once the runs get expensive: the descent of step 2 can stop
+            // short of the minimum of L, and every run pays for the excess of L over the LP's
+            // value as gap. The runs so far stay valid (each proved the optimum below its
+            // floor, whatever the multipliers), so the next run keeps its floor under the new
+            // bound; only what was computed at the old mu (tables, growth) is dropped.
+            if !smoothed && states >= self.smooth_after_states {
+                smoothed = true;
+                let (better_mu, better_bound) = smooth_multipliers(&classes, &problem.capacity);
+                if better_bound < bound - tol {
+                    let floor = bound - g;
+                    mu = better_mu;
+                    bound = better_bound;
+                    g = (bound - floor).max(FIRST_GAP * bound.abs().max(1.0));
+                    probes = class_dp::probes(&mu);
+                    widest = fixing::widest(&classes, &mu);
+                    cached = None;
+                    (last_states, last_run_gap, steepest) = (0, 0.0, 0.0);
+                    (largest_run, largest_gap) = (0, 0.0);
+                    tables_on = tas == 0;
+                    table_basis = 0;
+                    if integral {
+                        ceiling = ceiling.min((bound + tol).floor());
+                    }
+                    if let Some(found) = incumbent(problem, &classes, &mu, integral)
+                        && best.as_ref().is_none_or(|(v, _)| found.0 > *v)
+                    {
+                        best = Some(found);
+                    }
                 }
-                states += created;
             }
+            let setup = |gap: f64| fix(&classes, &problem.capacity, &mu, gap, tol);
             let lb = best.as_ref().map(|(v, _)| *v);
             if let Some(lb) = lb
                 && lb >= ceiling - 0.5
@@ -279,9 +289,12 @@ impl Solver for Dp {
             let (gap, floor) = if last {
                 (incumbent_gap, lb.map_or(f64::NEG_INFINITY, |lb| lb - tol))
             } else if integral {
-                // The integer at or below L - g: a floor between two integers finds the same
-                // solutions as the integer above it and proves less.
-                let at = (bound - g).floor();
+                // The integer at or above L - g (at most the ceiling): a floor between two
+                // integers finds the same solutions as the integer above it, and costs more.
+                // So the first run of a count problem is at the ceiling itself (rounding down,
+                // a count problem with L = 4910 and the greedy at 4909 had its first run at
+                // 4909, which only the greedy's own value passes).
+                let at = (bound - g).ceil().min(ceiling);
                 (bound - at, at - tol)
             } else {
                 (g, bound - g - tol)
@@ -394,7 +407,6 @@ impl Solver for Dp {
                 states: 0,
                 limit: budget.saturating_sub(states),
                 spent: states,
-                beam: None,
                 tables: 0,
                 dropped: f64::NEG_INFINITY,
                 prebuilt,
@@ -516,7 +528,44 @@ impl Solver for Dp {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::solvers::{BruteForce, DenseDp};
+
+    /// The DP with the multipliers smoothed before the first run (by default only once the
+    /// runs are expensive, which small instances never are), and optionally the type tables
+    /// from the first run too.
+    fn smoothing(tables: bool) -> Dp {
+        Dp {
+            smooth_after_states: 0,
+            tables_after_states: if tables { 0 } else { TABLES_AFTER_STATES },
+            ..Dp::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn dp_with_smoothed_multipliers_matches_brute_force(
+            instance in testing::instance(testing::TINY, 1),
+            tables in any::<bool>(),
+        ) {
+            testing::agree(&smoothing(tables), &instance, &BruteForce::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Many identical jobs (classes split between tied choices by the LP).
+        #[test]
+        fn dp_with_smoothed_multipliers_matches_dense_dp(
+            instance in testing::instance(testing::SMALL, 15),
+            tables in any::<bool>(),
+        ) {
+            testing::agree(&smoothing(tables), &instance, &DenseDp::default())?;
+        }
+    }
 
     /// Hand-worked: on doubling steps the growth per doubling is the ratio of the states; on a
     /// step of 1.5 the states' power law is extrapolated to a doubling; no growth without two
