@@ -70,6 +70,19 @@ pub(super) const SLOW_GROWTH: f64 = 1.25;
 /// stays far below 1e-10 relative, while the gaps that matter are 1e-9 relative and more.
 pub(super) const TOLERANCE: f64 = 1e-10;
 
+/// A failed run whose states grew by less than this per doubling of the gap (from the run
+/// before) jumps to the next gap at which anything can change (docs/solver.md step 5, "Jump
+/// after a failed run"), as runs with the tables do.
+pub(super) const FLAT_GROWTH: f64 = 1.25;
+
+/// Most states of one plain run (no type tables) before it is stopped and made again with the
+/// tables: the growth of the plain runs is predicted from the runs before, and one run can jump
+/// past any prediction when the gap lets classes with many choices into the core (a priced
+/// round of the 10,000-job Gavel mix: 3,264 states at gap 0.043, then 9.4 M at 0.074, past the
+/// budget, and the ILP took the round; with the tables that gap took 252 states). Two and a
+/// half times the states at which the tables come on.
+pub(super) const PLAIN_RUN_STATES: u64 = 250_000;
+
 /// Runs of fewer states never predict a refusal (their growth from run to run is noise).
 pub(super) const PREDICT_AFTER_STATES: u64 = 100_000;
 

@@ -66,9 +66,10 @@ use classes::classes;
 use fixing::{Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
-    ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, MIN_STEP, PREDICT_AFTER_STATES,
-    RUN_GROWTH, SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK,
-    TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE, table_cells,
+    ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, FLAT_GROWTH, MIN_STEP,
+    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RUN_GROWTH, SLOW_GROWTH, SMOOTH_AFTER_STATES,
+    SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
+    TABLES_PREDICTED, TOLERANCE, table_cells,
 };
 use tables::{TypeTables, strongest_fit};
 
@@ -144,6 +145,9 @@ pub struct Dp {
     /// multipliers are refined by smoothing (docs/solver.md step 2). Any value gives the
     /// optimum; the unit tests set 0 (smoothing before the first run).
     pub(crate) smooth_after_states: u64,
+    /// Most states of a run without the type tables before it is stopped and made again with
+    /// them (default 250,000). Any value gives the optimum; the unit tests set 1.
+    pub(crate) plain_run_states: u64,
 }
 
 impl Default for Dp {
@@ -152,6 +156,7 @@ impl Default for Dp {
             max_states: DEFAULT_MAX_STATES,
             tables_after_states: TABLES_AFTER_STATES,
             smooth_after_states: SMOOTH_AFTER_STATES,
+            plain_run_states: PLAIN_RUN_STATES,
         }
     }
 }
@@ -405,7 +410,13 @@ impl Solver for Dp {
                 probes: &probes,
                 max_states: self.max_states,
                 states: 0,
-                limit: budget.saturating_sub(states),
+                // A plain run (no tables) may take `plain_run_states` at most: past them it is
+                // stopped and made again with the tables (below).
+                limit: if tables_on {
+                    budget.saturating_sub(states)
+                } else {
+                    budget.saturating_sub(states).min(self.plain_run_states)
+                },
                 spent: states,
                 tables: 0,
                 dropped: f64::NEG_INFINITY,
@@ -413,6 +424,15 @@ impl Solver for Dp {
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
             states += dp.states;
+            // A plain run stopped by its limit (or by the layer limit): the same gap again with
+            // the type tables, whose bound prunes far more; the smoothing of step 2 comes first
+            // (the states are past its trigger). The limit only chooses how this gap is searched:
+            // a run that stops proves nothing, and the next one searches the same gap.
+            if found.is_err() && !tables_on && states < budget {
+                tables_on = true;
+                table_basis = states;
+                continue;
+            }
             let steady = tables_on;
             // The tables come on past TABLES_AFTER_STATES states, or when this run's growth
             // over the one before predicts the next plain run (at the step `plain`) far past
@@ -503,8 +523,13 @@ impl Solver for Dp {
             // the tables are on (their bounds are close to the optimum); before, only when the
             // run dropped nothing by its floor: a jump there skips the cheap runs whose states
             // turn the tables on in time, and the next doubling overshoots (measured on
-            // round4-gavel-36x3-300: 4.4 M states instead of 0.5 M).
-            if steady || dp.dropped == f64::NEG_INFINITY {
+            // round4-gavel-36x3-300: 4.4 M states instead of 0.5 M), or when the states did
+            // not grow from the run before (the runs up to the jump would each cost as much and
+            // find nothing: on a priced round of the 10,000-job Gavel mix ten runs of 78,260
+            // states each, at gaps 1e-9 to 0.002 of L, before the fixing changed at 0.004).
+            let flat =
+                dp.states >= ADAPT_AFTER_STATES && per_doubling.is_some_and(|d| d < FLAT_GROWTH);
+            if steady || flat || dp.dropped == f64::NEG_INFINITY {
                 g = g.max((bound - dp.dropped).min(next_gap(&classes, &mu, fixed_gap, tol)));
             }
         };
@@ -552,6 +577,21 @@ mod tests {
             tables in any::<bool>(),
         ) {
             testing::agree(&smoothing(tables), &instance, &BruteForce::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// Every plain run stopped after its first state or so and made again with the tables.
+        #[test]
+        fn dp_that_stops_plain_runs_matches_brute_force(
+            instance in testing::instance(testing::TINY, 1),
+        ) {
+            let dp = Dp {
+                plain_run_states: 1,
+                ..Dp::default()
+            };
+            testing::agree(&dp, &instance, &BruteForce::default())?;
         }
     }
 
