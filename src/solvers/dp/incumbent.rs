@@ -199,18 +199,7 @@ fn greedy(
 ///
 /// Complexity: O(I * w^3 * C) for I idle jobs, C classes of at most w choices; memory O(n).
 fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
-    // Per class and choice, the jobs placed on it (a choice on a GPU type).
-    let mut holders: Vec<Vec<Vec<usize>>> = classes
-        .iter()
-        .map(|cl| vec![Vec::new(); cl.choices.len()])
-        .collect();
-    for (ci, cl) in classes.iter().enumerate() {
-        for &j in &cl.jobs {
-            if cl.choices[pick[j]].gpu.is_some() {
-                holders[ci][pick[j]].push(j);
-            }
-        }
-    }
+    let mut holders = holders(classes, pick);
     for (ci, cl) in classes.iter().enumerate() {
         for &j in &cl.jobs {
             let cur = cl.choices[pick[j]];
@@ -266,6 +255,22 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
     }
 }
 
+/// Per class and choice, the jobs placed on it (a choice on a GPU type) by `pick`.
+fn holders(classes: &[Class], pick: &[usize]) -> Vec<Vec<Vec<usize>>> {
+    let mut holders: Vec<Vec<Vec<usize>>> = classes
+        .iter()
+        .map(|cl| vec![Vec::new(); cl.choices.len()])
+        .collect();
+    for (ci, cl) in classes.iter().enumerate() {
+        for &j in &cl.jobs {
+            if cl.choices[pick[j]].gpu.is_some() {
+                holders[ci][pick[j]].push(j);
+            }
+        }
+    }
+    holders
+}
+
 /// Consolidation pass: an idle job takes a more valuable choice on a type without room for it
 /// when placed jobs there can move away until the room suffices: each to a choice on another
 /// type with room, or with room made there the same way (a chain of moves over up to
@@ -285,17 +290,7 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
 /// times O(C * w^2) per level of a chain, at most [`CONSOLIDATE_WORK`] candidate moves in all.
 /// Memory O(n + C * w).
 fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
-    let mut holders: Vec<Vec<Vec<usize>>> = classes
-        .iter()
-        .map(|cl| vec![Vec::new(); cl.choices.len()])
-        .collect();
-    for (ci, cl) in classes.iter().enumerate() {
-        for &j in &cl.jobs {
-            if cl.choices[pick[j]].gpu.is_some() {
-                holders[ci][pick[j]].push(j);
-            }
-        }
-    }
+    let mut holders = holders(classes, pick);
     let mut count: Vec<Vec<usize>> = holders
         .iter()
         .map(|h| h.iter().map(Vec::len).collect())
