@@ -290,6 +290,10 @@ fn holders(classes: &[Class], pick: &[usize]) -> Vec<Vec<Vec<usize>>> {
 /// times O(C * w^2) per level of a chain, at most [`CONSOLIDATE_WORK`] candidate moves in all.
 /// Memory O(n + C * w).
 fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
+    // The chains mark the types they visited in a u32 (the pass is only a heuristic).
+    if free.len() > 32 {
+        return;
+    }
     let mut holders = holders(classes, pick);
     let mut count: Vec<Vec<usize>> = holders
         .iter()
