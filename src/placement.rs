@@ -371,13 +371,19 @@ pub fn place(
             // Keeping the better of the two means that the previous round can only help: the
             // result is never worse in (conflicts, slowdown) than placing from scratch, and when
             // the round repeats, staying put (which is that scratch placement) moves nobody.
+            // The pair costs are the same requests' on the same type: the second start takes
+            // the first's cache, and the kept start ends with it.
             let mut fresh = TypePacker::new(t, &reqs, &HashMap::new(), k, model);
+            std::mem::swap(&mut fresh.pairs, &mut packer.pairs);
             fresh.greedy().ok_or_else(no_room)?;
             fresh.improve();
             fresh.ran.clone_from(&packer.ran);
             fresh.prev.clone_from(&packer.prev);
             fresh.improve();
-            if fresh.total().better(packer.total()) {
+            let fresh_total = fresh.total();
+            std::mem::swap(&mut fresh.pairs, &mut packer.pairs);
+            if fresh_total.better(packer.total()) {
+                std::mem::swap(&mut fresh.pairs, &mut packer.pairs);
                 packer = fresh;
             }
         }
@@ -453,6 +459,55 @@ struct Item {
     size: u32,
 }
 
+/// The pair costs of one GPU type's requests, filled as the search asks: the slowdown of both
+/// jobs, `+inf` for a forbidden pair, NaN while unknown. A dense triangle up to
+/// [`DENSE_PAIRS`] requests (a lookup there is an index, where hashing the pair was a tenth of
+/// the search's time); a hash map above, where the triangle would be too large to clear every
+/// round.
+enum PairCache {
+    Dense { n: usize, cost: Vec<f64> },
+    Sparse(FxHashMap<(usize, usize), f64>),
+}
+
+/// Most requests of one type whose pair costs [`PairCache`] keeps in a dense triangle (at most
+/// 2 MB).
+const DENSE_PAIRS: usize = 724;
+
+impl PairCache {
+    fn new(n: usize) -> PairCache {
+        if n <= DENSE_PAIRS {
+            PairCache::Dense {
+                n,
+                cost: vec![f64::NAN; n * (n + 1) / 2],
+            }
+        } else {
+            PairCache::Sparse(FxHashMap::default())
+        }
+    }
+
+    /// Index of (a, b), a <= b < n, in the row-major upper triangle.
+    fn index(n: usize, a: usize, b: usize) -> usize {
+        a * n - a * (a + 1) / 2 + b
+    }
+
+    /// The cached cost of (a, b) with a <= b, NaN if unknown.
+    fn get(&self, a: usize, b: usize) -> f64 {
+        match self {
+            PairCache::Dense { n, cost } => cost[PairCache::index(*n, a, b)],
+            PairCache::Sparse(map) => map.get(&(a, b)).copied().unwrap_or(f64::NAN),
+        }
+    }
+
+    fn set(&mut self, a: usize, b: usize, c: f64) {
+        match self {
+            PairCache::Dense { n, cost } => cost[PairCache::index(*n, a, b)] = c,
+            PairCache::Sparse(map) => {
+                map.insert((a, b), c);
+            }
+        }
+    }
+}
+
 /// The packing state of one GPU type.
 struct TypePacker<'a> {
     type_name: &'a str,
@@ -474,8 +529,15 @@ struct TypePacker<'a> {
     /// GPUs with 0 < load < units, and GPUs with load 0.
     partial: BTreeSet<u32>,
     empty: BTreeSet<u32>,
-    /// Pair costs by (request, request), computed once: (forbidden, slowdown of both).
-    pairs: FxHashMap<(usize, usize), (bool, f64)>,
+    /// Pair costs by (request, request), computed once.
+    pairs: PairCache,
+    /// The buffer of [`TypePacker::gpu_cost`]: the search asks for GPU costs millions of times
+    /// in a long simulation, and allocating a list each time was a tenth of its time.
+    scratch: Vec<usize>,
+    /// Per GPU, its cost as [`TypePacker::gpu_cost`] last computed it, valid while the GPU's
+    /// items have not changed: a trial move reads the costs of two GPUs before and after, and
+    /// most GPUs are read again and again unchanged.
+    cost: Vec<Option<Cost>>,
     /// The model's [`CoLocation::interference_free`]: every pair costs nothing, so only
     /// migrations count.
     free: bool,
@@ -537,7 +599,9 @@ impl<'a> TypePacker<'a> {
             prev,
             partial: BTreeSet::new(),
             empty: (0..n).collect(),
-            pairs: FxHashMap::default(),
+            pairs: PairCache::new(reqs.len()),
+            scratch: Vec::new(),
+            cost: vec![None; n as usize],
             free: model.interference_free(),
         }
     }
@@ -546,11 +610,16 @@ impl<'a> TypePacker<'a> {
         if self.free {
             return (false, 0.0);
         }
-        let key = (a.min(b), a.max(b));
-        if let Some(&c) = self.pairs.get(&key) {
-            return c;
+        let (a, b) = (a.min(b), a.max(b));
+        let cached = self.pairs.get(a, b);
+        if !cached.is_nan() {
+            return if cached == f64::INFINITY {
+                (true, 0.0)
+            } else {
+                (false, cached)
+            };
         }
-        let (ja, jb) = (self.reqs[key.0].job.as_str(), self.reqs[key.1].job.as_str());
+        let (ja, jb) = (self.reqs[a].job.as_str(), self.reqs[b].job.as_str());
         let x = self.model.slowdown(ja, jb, self.type_name);
         let y = self.model.slowdown(jb, ja, self.type_name);
         let c = if x.is_finite() && y.is_finite() {
@@ -558,18 +627,22 @@ impl<'a> TypePacker<'a> {
         } else {
             (true, 0.0)
         };
-        self.pairs.insert(key, c);
+        self.pairs.set(a, b, if c.0 { f64::INFINITY } else { c.1 });
         c
+    }
+
+    /// Distinct requests on GPU g, sorted, into `buf` (cleared first).
+    fn jobs_on_into(&self, g: u32, buf: &mut Vec<usize>) {
+        buf.clear();
+        buf.extend(self.occ[g as usize].iter().map(|&i| self.items[i].req));
+        buf.sort_unstable();
+        buf.dedup();
     }
 
     /// Distinct requests on GPU g, sorted.
     fn jobs_on(&self, g: u32) -> Vec<usize> {
-        let mut v: Vec<usize> = self.occ[g as usize]
-            .iter()
-            .map(|&i| self.items[i].req)
-            .collect();
-        v.sort_unstable();
-        v.dedup();
+        let mut v = Vec::with_capacity(self.occ[g as usize].len());
+        self.jobs_on_into(g, &mut v);
         v
     }
 
@@ -578,7 +651,11 @@ impl<'a> TypePacker<'a> {
         if self.free {
             return Cost::default();
         }
-        let jobs = self.jobs_on(g);
+        if let Some(c) = self.cost[g as usize] {
+            return c;
+        }
+        let mut jobs = std::mem::take(&mut self.scratch);
+        self.jobs_on_into(g, &mut jobs);
         let mut c = Cost::default();
         for (x, &a) in jobs.iter().enumerate() {
             for &b in &jobs[x + 1..] {
@@ -590,6 +667,8 @@ impl<'a> TypePacker<'a> {
                 }
             }
         }
+        self.scratch = jobs;
+        self.cost[g as usize] = Some(c);
         c
     }
 
@@ -598,6 +677,10 @@ impl<'a> TypePacker<'a> {
     fn moved(&self, r: usize) -> u64 {
         if !self.ran[r] {
             return 0;
+        }
+        if let [i] = self.req_items[r][..] {
+            // One worker (most jobs): the intersection is whether its GPU is a previous one.
+            return u64::from(!self.prev[r].contains(&self.loc[i]));
         }
         let mut now: Vec<u32> = self.req_items[r].iter().map(|&i| self.loc[i]).collect();
         now.sort_unstable();
@@ -619,18 +702,29 @@ impl<'a> TypePacker<'a> {
     }
 
     fn put(&mut self, i: usize, g: u32) {
-        self.loc[i] = g;
-        self.occ[g as usize].push(i);
-        self.load[g as usize] += self.items[i].size;
+        self.shift(i, g);
         self.reclassify(g);
     }
 
-    fn take(&mut self, i: usize) {
+    /// Puts item i (placed nowhere) on GPU g without updating the partial and empty sets: the
+    /// trial moves of the search, which read only costs, call [`TypePacker::reclassify`] for
+    /// the GPUs of a move they keep.
+    fn shift(&mut self, i: usize, g: u32) {
+        self.loc[i] = g;
+        self.occ[g as usize].push(i);
+        self.load[g as usize] += self.items[i].size;
+        self.cost[g as usize] = None;
+    }
+
+    /// Takes item i off its GPU without updating the partial and empty sets (see [`shift`]).
+    ///
+    /// [`shift`]: TypePacker::shift
+    fn unshift(&mut self, i: usize) {
         let g = self.loc[i];
         self.occ[g as usize].retain(|&x| x != i);
         self.load[g as usize] -= self.items[i].size;
         self.loc[i] = u32::MAX;
-        self.reclassify(g);
+        self.cost[g as usize] = None;
     }
 
     fn reclassify(&mut self, g: u32) {
@@ -787,14 +881,18 @@ impl<'a> TypePacker<'a> {
         let (r, size, g) = (self.items[i].req, self.items[i].size, self.loc[i]);
         for h in self.candidates(r, size, g) {
             let before = self.cost_of(&[g, h], &[r]);
-            self.take(i);
-            self.put(i, h);
+            let kept = (self.cost[g as usize], self.cost[h as usize]);
+            self.unshift(i);
+            self.shift(i, h);
             let after = self.cost_of(&[g, h], &[r]);
             if after.better(before) {
+                self.reclassify(g);
+                self.reclassify(h);
                 return true;
             }
-            self.take(i);
-            self.put(i, g);
+            self.unshift(i);
+            self.shift(i, g);
+            (self.cost[g as usize], self.cost[h as usize]) = kept;
         }
         false
     }
@@ -814,19 +912,22 @@ impl<'a> TypePacker<'a> {
             {
                 continue;
             }
+            // Same sizes: both GPUs keep their loads, so the partial and empty sets hold.
             let before = self.cost_of(&[g, h], &[r, r2]);
-            self.take(i);
-            self.take(i2);
-            self.put(i, h);
-            self.put(i2, g);
+            let kept = (self.cost[g as usize], self.cost[h as usize]);
+            self.unshift(i);
+            self.unshift(i2);
+            self.shift(i, h);
+            self.shift(i2, g);
             let after = self.cost_of(&[g, h], &[r, r2]);
             if after.better(before) {
                 return true;
             }
-            self.take(i);
-            self.take(i2);
-            self.put(i, g);
-            self.put(i2, h);
+            self.unshift(i);
+            self.unshift(i2);
+            self.shift(i, g);
+            self.shift(i2, h);
+            (self.cost[g as usize], self.cost[h as usize]) = kept;
         }
         false
     }
@@ -894,6 +995,34 @@ mod tests {
             gpu: 0,
             slot,
             workers,
+        }
+    }
+
+    #[test]
+    fn pair_cache_triangle_is_a_bijection_and_both_forms_agree() {
+        for n in [0usize, 1, 2, 7, 40] {
+            let mut seen = vec![false; n * (n + 1) / 2];
+            for a in 0..n {
+                for b in a..n {
+                    let at = PairCache::index(n, a, b);
+                    assert!(!seen[at], "({a}, {b}) shares cell {at} (n = {n})");
+                    seen[at] = true;
+                }
+            }
+            assert!(seen.iter().all(|&x| x), "n = {n}: a cell is never used");
+        }
+        // The dense triangle and the map keep what was set and nothing else.
+        let mut dense = PairCache::new(DENSE_PAIRS);
+        let mut sparse = PairCache::new(DENSE_PAIRS + 1);
+        assert!(matches!(dense, PairCache::Dense { .. }));
+        assert!(matches!(sparse, PairCache::Sparse(_)));
+        for cache in [&mut dense, &mut sparse] {
+            assert!(cache.get(3, 9).is_nan());
+            cache.set(3, 9, 0.25);
+            cache.set(9, 9, f64::INFINITY);
+            assert_eq!(cache.get(3, 9), 0.25);
+            assert_eq!(cache.get(9, 9), f64::INFINITY);
+            assert!(cache.get(3, 10).is_nan());
         }
     }
 
