@@ -109,26 +109,30 @@ impl TypeTables {
                 let da = dims[0];
                 let db = dims.get(1).copied().unwrap_or(1);
                 for _job in 0..classes[core[i]].jobs.len() {
-                    if off > f64::NEG_INFINITY {
-                        for (n, c) in next.iter_mut().zip(&cur) {
-                            *n = c + off;
+                    // Row by row, every move's update of a row right after its first, so that
+                    // a row and the rows it reads are in cache (a grid of 2^18 cells is 2 MB).
+                    // Each cell sees the same updates in the same order as in a pass per move.
+                    // With the `max` below, the tables went from 18% to 15% of the samples of
+                    // a priced 10,000-job run (`perf record`).
+                    for rb in 0..db {
+                        let row = &mut next[da * rb..da * (rb + 1)];
+                        if off > f64::NEG_INFINITY {
+                            for (n, c) in row.iter_mut().zip(&cur[da * rb..da * (rb + 1)]) {
+                                *n = c + off;
+                            }
+                        } else {
+                            row.fill(f64::NEG_INFINITY);
                         }
-                    } else {
-                        next.fill(f64::NEG_INFINITY);
-                    }
-                    for &(sa, sb, v) in &moves {
-                        if sa >= da {
-                            // Larger than every room: fits no cell.
-                            continue;
-                        }
-                        for rb in sb..db {
-                            let row = &mut next[da * rb + sa..da * (rb + 1)];
+                        for &(sa, sb, v) in &moves {
+                            if sa >= da || rb < sb {
+                                // Larger than every room (or than this row's): fits no cell.
+                                continue;
+                            }
                             let from = &cur[da * (rb - sb)..da * (rb - sb) + da - sa];
-                            for (n, c) in row.iter_mut().zip(from) {
-                                let x = c + v;
-                                if x > *n {
-                                    *n = x;
-                                }
+                            for (n, c) in row[sa..].iter_mut().zip(from) {
+                                // No NaN here (-inf + v is -inf): `max` is the comparison,
+                                // in a form the compiler vectorizes.
+                                *n = n.max(c + v);
                             }
                         }
                     }
