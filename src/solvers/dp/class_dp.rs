@@ -42,7 +42,8 @@ struct Step {
 /// types take the general path).
 const PROBE_TYPES: usize = 8;
 
-/// Most probes [`Bounds::probe_bound`] evaluates at once: those of [`PROBE_TYPES`] types.
+/// Most probes [`Bounds::probe_bound`] evaluates at once: all those of [`PROBE_TYPES`] types
+/// ([`probes`] makes at most 1 + 6 K).
 const MOST_PROBES: usize = 1 + 6 * PROBE_TYPES;
 
 /// Multiplier vectors for the per-state bound: `mu` itself first, then `mu` moved up and down
@@ -129,7 +130,9 @@ pub(super) struct Suffix {
     m: usize,
     /// `rc[p * (m + 1) + i]`: sum over classes i.. of count * best rc at probe p.
     rc: Vec<f64>,
-    /// The same by layer: `rc_at[i * P + p]` for P probes.
+    /// The number P of probes.
+    probes: usize,
+    /// The same by layer: `rc_at[i * P + p]`.
     rc_at: Vec<f64>,
     /// The probes' prices by type: `price_at[t * P + p]` is probe p's price of type t.
     price_at: Vec<f64>,
@@ -219,6 +222,7 @@ impl Suffix {
             k,
             m,
             rc: rcs,
+            probes: np,
             rc_at,
             price_at,
             add,
@@ -326,7 +330,7 @@ impl Bounds<'_> {
         };
         let mut best = f64::INFINITY;
         let k = sfx.k;
-        if k <= PROBE_TYPES {
+        if k <= PROBE_TYPES && sfx.probes == self.probes.len() && sfx.probes <= MOST_PROBES {
             // The units term min(room_t, A^i_t + extra_t) is the same for every probe: made
             // once, each probe is then a dot product (measured: the probes were a quarter of
             // a priced 10,000-job round's time). The sum runs in the order of
@@ -338,37 +342,21 @@ impl Bounds<'_> {
                 let extra = rest.map_or(0, |r| r.jobs * r.units[t]);
                 *m = room.min(sfx.add[i * k + t] + extra) as f64;
             }
-            let np = probes.len();
-            if rest.is_none() && np <= MOST_PROBES && sfx.rc_at.len() == (sfx.m + 1) * np {
-                // Every probe at once, type by type over the probes' prices (a loop the
-                // compiler vectorizes), then the same scan as below: the least of the
-                // probes up to the first below `cut`. A price of 0 adds +0.0 here where the
-                // scan below skips it, which leaves every sum as it was.
-                let mut u = [0.0f64; MOST_PROBES];
-                for (x, r) in u.iter_mut().zip(&sfx.rc_at[i * np..(i + 1) * np]) {
-                    *x = start + r;
-                }
-                for (t, m) in most.iter().enumerate().take(k) {
-                    for (x, p) in u.iter_mut().zip(&sfx.price_at[t * np..(t + 1) * np]) {
-                        *x += p * m;
-                    }
-                }
-                for &x in &u[..np] {
-                    best = best.min(x);
-                    if best < cut {
-                        break;
-                    }
-                }
-                return best;
+            // Every probe at once, type by type over the probes' prices (a loop the compiler
+            // vectorizes), then the least of the probes up to the first below `cut`. A price
+            // of 0 adds +0.0 where `Suffix::priced` skips it, which leaves every sum as it was.
+            let (np, all) = (probes.len(), sfx.probes);
+            let mut u = [0.0f64; MOST_PROBES];
+            for (x, r) in u.iter_mut().zip(&sfx.rc_at[i * all..i * all + np]) {
+                *x = start + r;
             }
-            for (p, probe) in probes.iter().enumerate() {
-                let mut u = start + sfx.rc[p * (sfx.m + 1) + i];
-                for t in 0..k {
-                    if probe[t] > 0.0 {
-                        u += probe[t] * most[t];
-                    }
+            for (t, m) in most.iter().enumerate().take(k) {
+                for (x, p) in u.iter_mut().zip(&sfx.price_at[t * all..t * all + np]) {
+                    *x += p * m;
                 }
-                best = best.min(u);
+            }
+            for &x in &u[..np] {
+                best = best.min(x);
                 if best < cut {
                     break;
                 }
@@ -574,38 +562,7 @@ impl ClassDp<'_> {
                     else {
                         continue;
                     };
-                    // The sub-state with `cnt` jobs on `ch`: its units (in `row`), key, value
-                    // and the probes' bound.
-                    let eval = |cnt: u64, row: &mut [u64], cut: f64| -> (u128, f64, f64) {
-                        row.copy_from_slice(used);
-                        let mut key = keys[s];
-                        let mut v = values[s] + ch.value * cnt as f64;
-                        let mut put = |c: &Choice, cnt: u64, row: &mut [u64]| {
-                            if let Some(g) = c.gpu {
-                                row[g] += c.units * cnt;
-                                if let Some(cells) = (c.units * cnt).checked_div(sfx.grain[g]) {
-                                    key += u128::from(cells) * stride[g];
-                                }
-                            }
-                        };
-                        put(ch, cnt, row);
-                        let p = if last {
-                            put(tail, left - cnt, row);
-                            v += tail.value * (left - cnt) as f64;
-                            bounds.probe_bound(v, row, i + 1, None, cut)
-                        } else {
-                            // The class's other jobs take at best the tail's rc and at most
-                            // its units per type, at prices mu.
-                            let rest = Rest {
-                                jobs: left - cnt,
-                                rc: tail_rc[q + 1],
-                                units: &tail_units[(q + 1) * k..(q + 2) * k],
-                            };
-                            bounds.probe_bound(v, row, i + 1, Some(rest), cut)
-                        };
-                        (key, v, p)
-                    };
-                    // The units of the sub-state with `cnt` jobs on `ch`, as `eval` makes them.
+                    // The units of the sub-state with `cnt` jobs on `ch`.
                     let units_of = |cnt: u64, row: &mut [u64]| {
                         row.copy_from_slice(used);
                         if let Some(g) = ch.gpu {
@@ -615,8 +572,8 @@ impl ClassDp<'_> {
                             row[g] += tail.units * (left - cnt);
                         }
                     };
-                    // The key and value of the sub-state with `cnt` jobs on `ch`, as `eval` makes
-                    // them, without its units or bounds.
+                    // Its key and value (without its units or bounds: the dominance check below
+                    // asks for these first).
                     let key_value = |cnt: u64| -> (u128, f64) {
                         let mut key = keys[s];
                         let mut v = values[s] + ch.value * cnt as f64;
@@ -633,6 +590,25 @@ impl ClassDp<'_> {
                             v += tail.value * (left - cnt) as f64;
                         }
                         (key, v)
+                    };
+                    // The sub-state with `cnt` jobs on `ch`: its units (in `row`), key, value
+                    // and the probes' bound.
+                    let eval = |cnt: u64, row: &mut [u64], cut: f64| -> (u128, f64, f64) {
+                        units_of(cnt, row);
+                        let (key, v) = key_value(cnt);
+                        let p = if last {
+                            bounds.probe_bound(v, row, i + 1, None, cut)
+                        } else {
+                            // The class's other jobs take at best the tail's rc and at most
+                            // its units per type, at prices mu.
+                            let rest = Rest {
+                                jobs: left - cnt,
+                                rc: tail_rc[q + 1],
+                                units: &tail_units[(q + 1) * k..(q + 2) * k],
+                            };
+                            bounds.probe_bound(v, row, i + 1, Some(rest), cut)
+                        };
+                        (key, v, p)
                     };
                     // The probes' bound is concave in cnt (Bounds::probe_bound), so the counts
                     // it keeps above the floor form an interval: for a long range, find a
