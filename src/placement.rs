@@ -362,7 +362,8 @@ pub fn place(
             needed: needed[k],
             capacity: t.capacity(),
         };
-        let mut packer = TypePacker::new(t, &reqs, &before, k, model);
+        let pairs = PairCache::new(reqs.len());
+        let mut packer = TypePacker::new(t, &reqs, &before, k, model, pairs);
         packer.greedy().ok_or_else(no_room)?;
         packer.improve();
         if packer.ran.iter().any(|&r| r) {
@@ -372,9 +373,11 @@ pub fn place(
             // result is never worse in (conflicts, slowdown) than placing from scratch, and when
             // the round repeats, staying put (which is that scratch placement) moves nobody.
             // The pair costs are the same requests' on the same type: the second start takes
-            // the first's cache, and the kept start ends with it.
-            let mut fresh = TypePacker::new(t, &reqs, &HashMap::new(), k, model);
-            std::mem::swap(&mut fresh.pairs, &mut packer.pairs);
+            // the first's cache (leaving an empty map, which allocates nothing), and the kept
+            // start ends with it.
+            let pairs =
+                std::mem::replace(&mut packer.pairs, PairCache::Sparse(FxHashMap::default()));
+            let mut fresh = TypePacker::new(t, &reqs, &HashMap::new(), k, model, pairs);
             fresh.greedy().ok_or_else(no_room)?;
             fresh.improve();
             fresh.ran.clone_from(&packer.ran);
@@ -550,6 +553,7 @@ impl<'a> TypePacker<'a> {
         before: &HashMap<&str, Vec<(usize, u32)>>,
         k: usize,
         model: &'a dyn CoLocation,
+        pairs: PairCache,
     ) -> Self {
         let mut items = Vec::new();
         let mut req_items = vec![Vec::new(); reqs.len()];
@@ -599,7 +603,7 @@ impl<'a> TypePacker<'a> {
             prev,
             partial: BTreeSet::new(),
             empty: (0..n).collect(),
-            pairs: PairCache::new(reqs.len()),
+            pairs,
             scratch: Vec::new(),
             cost: vec![None; n as usize],
             free: model.interference_free(),
