@@ -233,7 +233,8 @@ impl Flat {
 
     /// Approximately minimizes L_tau over 0 <= mu <= cap for a decreasing sequence of tau
     /// (a homotopy: each level starts at the last one's minimizer), by projected Newton steps
-    /// with backtracking; returns the last mu. Coordinates at a bound whose gradient pushes
+    /// with backtracking (a steepest descent step where the Newton step does not descend);
+    /// returns the last mu. Coordinates at a bound whose gradient pushes
     /// them out are held there. The levels go from tau = [`FIRST_TAU`] times the largest
     /// |value| down by 10 until the fractional solution of the softmax (class c split over its
     /// choices by p) shows L within [`SMOOTH_GAP`] of the LP's value: L(mu) - V(y) =
@@ -272,20 +273,25 @@ impl Flat {
                 if free.is_empty() {
                     break;
                 }
-                let Some(mut step) = newton_step(&free, k, &grad, &hess) else {
-                    break;
-                };
                 // A trust region of TRUST tau per coordinate: where no class is near a tie
                 // L_tau is almost linear, its Hessian almost 0, and the Newton step absurdly
-                // long; the path of minimizers moves by O(tau) per level.
-                let longest = step.iter().fold(0.0f64, |m, d| m.max(d.abs()));
-                if longest > TRUST * tau {
-                    let shrink = TRUST * tau / longest;
-                    step.iter_mut().for_each(|d| *d *= shrink);
-                }
-                // Newton decrement: the predicted decrease; below noise the level is done.
-                let predicted: f64 = free.iter().zip(&step).map(|(&a, d)| -grad[a] * d).sum();
-                // (Written to also stop on a NaN prediction.)
+                // long; the path of minimizers moves by O(tau) per level. Returns the step and
+                // its predicted decrease (for the Newton step, the Newton decrement).
+                let trusted = |step: Vec<f64>| {
+                    let longest = step.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+                    let shrink = (TRUST * tau / longest).min(1.0);
+                    let step: Vec<f64> = step.iter().map(|d| d * shrink).collect();
+                    let predicted: f64 = free.iter().zip(&step).map(|(&a, d)| -grad[a] * d).sum();
+                    (step, predicted)
+                };
+                // There the rounded Hessian can also be indefinite, and the Newton step go
+                // uphill (a random case stopped at L = 3.70 where the LP's value is 1.45): the
+                // steepest descent step replaces it then.
+                let (step, predicted) = match newton_step(&free, k, &grad, &hess).map(&trusted) {
+                    Some((step, predicted)) if predicted > 0.0 => (step, predicted),
+                    _ => trusted(free.iter().map(|&a| -grad[a]).collect()),
+                };
+                // Below noise the level is done. (Written to also stop on a NaN prediction.)
                 if predicted.is_nan() || predicted <= SMOOTH_SETTLED * tau {
                     break;
                 }
