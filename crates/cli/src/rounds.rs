@@ -92,13 +92,14 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let solver = args.solver.solver_for_rounds()?;
     let prices = chosen_prices(&args)?;
+    let throughputs = Throughputs::of(&args);
     let instance = load(&args.file)?;
     let saved = match &args.state {
         Some(path) if path.exists() => Some(read_state(path)?),
         _ => None,
     };
     let (mut scheduler, mut tally) = match saved {
-        Some(saved) => resume(saved, &instance, &args, solver, prices)?,
+        Some(saved) => resume(saved, &instance, &args, solver, prices, &throughputs)?,
         None => {
             let scheduler = RoundScheduler::new(&instance, solver);
             let tally = RunTally::new(&scheduler).map_err(Failure::other)?;
@@ -119,7 +120,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
             )));
         }
         // Written before the first round too: an unwritable path fails now, not after a round.
-        write_state(state, &scheduler, &tally, prices)?;
+        write_state(state, &scheduler, &tally, prices, &throughputs)?;
     }
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(args.rounds);
@@ -137,7 +138,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         let service = scheduler.report_planned(&plan).map_err(Failure::other)?;
         tally.record(&plan, &service);
         if let Some(state) = &args.state {
-            write_state(state, &scheduler, &tally, prices)?;
+            write_state(state, &scheduler, &tally, prices, &throughputs)?;
         }
         if let Some(b) = &bar {
             b.inc(1);
@@ -187,8 +188,60 @@ struct RunState {
     /// `--prices` of the run; files written before the option existed ran unpriced.
     #[serde(default = "prices_off")]
     prices: String,
+    /// `--throughputs` of the run ([`Throughputs::name`]); files written before it was recorded
+    /// have none, and are resumed with whatever the command gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    throughputs: Option<String>,
     tally: RunTally,
     scheduler: SchedulerSnapshot,
+}
+
+/// Where placement's co-location slowdowns come from: `--throughputs` as recorded in a state
+/// file, so that a resumed run places jobs as the interrupted one did.
+enum Throughputs<'a> {
+    /// No flag: placement assumes no interference.
+    Off,
+    /// The flag without a file: the Gavel table bundled in the binary.
+    Bundled,
+    /// The flag with a file.
+    File(&'a Path),
+}
+
+impl Throughputs<'_> {
+    fn of(args: &RoundsArgs) -> Throughputs<'_> {
+        match &args.throughputs {
+            None => Throughputs::Off,
+            Some(None) => Throughputs::Bundled,
+            Some(Some(path)) => Throughputs::File(path),
+        }
+    }
+
+    /// `off`, `bundled` or `file PATH`, PATH made absolute (a run resumed from another folder
+    /// names the same file another way).
+    fn name(&self) -> String {
+        match self {
+            Throughputs::Off => "off".to_string(),
+            Throughputs::Bundled => "bundled".to_string(),
+            Throughputs::File(path) => {
+                let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                format!("file {}", path.display())
+            }
+        }
+    }
+}
+
+impl Throughputs<'_> {
+    /// A recorded name as the command line gives it.
+    fn described(name: &str) -> String {
+        match name {
+            "off" => "no --throughputs".to_string(),
+            "bundled" => "--throughputs (the bundled table)".to_string(),
+            other => format!(
+                "--throughputs {}",
+                other.strip_prefix("file ").unwrap_or(other)
+            ),
+        }
+    }
 }
 
 fn prices_off() -> String {
@@ -240,6 +293,7 @@ fn resume(
     args: &RoundsArgs,
     solver: Box<dyn stsfair::Solver>,
     prices: Prices,
+    throughputs: &Throughputs,
 ) -> Result<(RoundScheduler, RunTally), Failure> {
     let path = args.state.as_deref().unwrap_or(Path::new(""));
     let bad = |e: String| {
@@ -260,6 +314,15 @@ fn resume(
             "was written with --prices {}, not {}",
             saved.prices,
             prices.name()
+        )));
+    }
+    if let Some(was) = &saved.throughputs
+        && *was != throughputs.name()
+    {
+        return Err(bad(format!(
+            "was written by a run with {}; this command has {} (placements, and so migrations and slowdowns, would differ from the interrupted run's)",
+            Throughputs::described(was),
+            Throughputs::described(&throughputs.name())
         )));
     }
     let scheduler =
@@ -364,11 +427,13 @@ fn write_state(
     scheduler: &RoundScheduler,
     tally: &RunTally,
     prices: Prices,
+    throughputs: &Throughputs,
 ) -> Result<(), Failure> {
     let state = RunState {
         format: STATE_FORMAT.to_string(),
         solver: scheduler.solver_name().to_string(),
         prices: prices.name().to_string(),
+        throughputs: Some(throughputs.name()),
         tally: tally.clone(),
         scheduler: scheduler.snapshot(),
     };

@@ -419,6 +419,32 @@ fn cli_rounds_refuses_bad_state_files() {
             "{err}"
         );
     }
+    // Another `--throughputs` than the saved run's (which had none).
+    assert_eq!(good["throughputs"], "off");
+    let text = edit(&|v| v["throughputs"] = json!("bundled"));
+    let err = run(&file, &text, "dp-dense");
+    assert!(
+        err.contains(
+            "was written by a run with --throughputs (the bundled table); this command has no --throughputs"
+        ),
+        "{err}"
+    );
+    // A file written before `--throughputs` was recorded resumes with the command's, and
+    // records it from then on.
+    let old = temp_file(
+        "state-old.json",
+        &edit(&|v| {
+            v.as_object_mut().unwrap().remove("throughputs");
+        }),
+    );
+    let old_arg = old.to_string_lossy().into_owned();
+    let (code, _, err) = stsfair(&[
+        "rounds", &file, "--rounds", "4", "--state", &old_arg, "--solver", "dp-dense",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let resumed: Value = serde_json::from_str(&std::fs::read_to_string(&old).unwrap()).unwrap();
+    assert_eq!(resumed["throughputs"], "off");
+    assert_eq!(resumed["scheduler"]["round"], 4);
     // More rounds saved than the total asked for.
     let (code, _, err) = stsfair(&[
         "rounds", &file, "--rounds", "2", "--state", &state_arg, "--solver", "dp-dense",
