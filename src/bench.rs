@@ -148,6 +148,7 @@ pub fn agree(a: &Outcome, b: &Outcome) -> Option<bool> {
 
 /// One instance's row: each solver's outcome, in the order the solvers were given.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Row {
     /// The instance's name (its file stem when unnamed is up to the caller).
     pub instance: String,

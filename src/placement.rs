@@ -84,6 +84,7 @@ pub struct SlotRequest {
 
 /// One slot on a GPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PlacedSlot {
     /// First unit of the slot on its GPU; a multiple of `size`.
     pub offset: u32,
@@ -97,6 +98,7 @@ pub struct PlacedSlot {
 
 /// One physical GPU and its slots.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PlacedGpu {
     /// Index of the GPU type.
     pub gpu_type: usize,
@@ -135,6 +137,7 @@ impl fmt::Display for PlacedGpu {
 
 /// The slots of a round on every GPU of the cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Placement {
     /// Every GPU of every type, in type order and then index order (idle GPUs included).
     pub gpus: Vec<PlacedGpu>,

@@ -152,6 +152,7 @@ pub trait ServicePrices: Send + Sync {
 
 /// One job in a [`RoundPlan`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PlannedJob {
     /// The job's id.
     pub id: String,
@@ -179,6 +180,7 @@ pub struct PlannedJob {
 
 /// The plan of one round.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RoundPlan {
     /// Number of the round: rounds reported before it.
     pub round: u64,
@@ -238,6 +240,7 @@ fn slot_requests(jobs: &[PlannedJob], instance: &Instance) -> Vec<SlotRequest> {
 
 /// A job's service in a reported round.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Service {
     /// The job's id.
     pub job: String,
@@ -863,6 +866,7 @@ fn keep_previous_options(
 
 /// One job's record over a [`run_rounds`] run.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct JobRecord {
     /// The job's id.
     pub job: String,
@@ -879,6 +883,7 @@ pub struct JobRecord {
 
 /// What [`run_rounds`] measured.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RunSummary {
     /// Rounds run.
     pub rounds: u64,
@@ -956,6 +961,7 @@ pub struct JobTally {
 /// relaxed (the totals of [`RunSummary`] average these away).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RoundRecord {
     /// The round's number ([`RoundPlan::round`]).
     pub round: u64,
