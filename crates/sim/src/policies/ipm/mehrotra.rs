@@ -33,6 +33,28 @@ pub(super) trait System {
     /// Factors the Newton system for scaling `d`, reusing the buffers of `spare` (a factor no
     /// longer needed) when given: the result is the same either way.
     fn factor(&self, d: &[f64], spare: Option<Self::Factor>) -> Self::Factor;
+    /// How many jobs each bounded variable and each row stands for, when one entry stands for
+    /// several identical jobs (the block form's groups); `None` when every one stands for
+    /// itself. The iteration's sums over the variables (mu, the starting point's shifts) and
+    /// over the rows (b^T y, a_t^T y) count each that many times, so that the iterates are
+    /// those of the LP with the jobs apart.
+    fn multiplicity(&self) -> Option<(&[f64], &[f64])> {
+        None
+    }
+    /// a_t^T y: minus the sum of the U rows of y, each counted for the jobs it stands for.
+    fn t_dot(&self, y: &[f64]) -> f64 {
+        let n = self.jobs();
+        match self.multiplicity() {
+            None => t_dot(n, y),
+            Some((_, rows)) => -y[..n].iter().zip(rows).map(|(y, c)| y * c).sum::<f64>(),
+        }
+    }
+    /// A slower factorization that stays accurate where [`factor`](System::factor)'s
+    /// eliminations lose digits, reusing the buffers of `spare` when given; `None` when the
+    /// form has none (a Cholesky factorization of the whole matrix is stable already).
+    fn factor_stable(&self, _d: &[f64], _spare: Option<Self::Factor>) -> Option<Self::Factor> {
+        None
+    }
     /// Whether every solve needs one step of iterative refinement (eliminations that subtract
     /// large terms do; a Cholesky factorization of the whole matrix does not).
     fn refines(&self) -> bool {
@@ -48,6 +70,11 @@ pub(super) trait Solve {
     /// Scratch values `solve` needs.
     fn scratch_len(&self) -> usize;
 }
+
+/// The residual a refined solve may leave, relative to its right-hand side, before the LP's
+/// systems go to the stable factorization: good solves leave 1e-14 and less; the block
+/// elimination's failures (see `block.rs`) leave 1e-8 to 1e-2.
+const SOLVE_ACCURACY: f64 = 1e-10;
 
 /// Mehrotra's predictor-corrector method on `sys`; returns the relative error, the first `keep`
 /// bounded variables (the x part) and t of the best iterate.
@@ -75,9 +102,12 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
     let dw = (-1.5 * w.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
     z.iter_mut().for_each(|v| *v += dz);
     w.iter_mut().for_each(|v| *v += dw);
-    let zw: f64 = z.iter().zip(&w).map(|(a, b)| a * b).sum();
-    let sz: f64 = z.iter().sum();
-    let sw: f64 = w.iter().sum();
+    let counts = sys.multiplicity();
+    let zw = dot(counts, &z, &w);
+    let sz = total(counts, &z);
+    let sw = total(counts, &w);
+    // The number of variables of the LP with every job apart.
+    let variables = counts.map_or(len as f64, |(c, _)| c.iter().sum());
     let (ez, ew) = if sw > 0.0 && sz > 0.0 {
         (0.5 * zw / sw, 0.5 * zw / sz)
     } else {
@@ -98,6 +128,8 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
     let mut iterations = 0;
     // The previous factorization, whose buffers the next one reuses.
     let mut spare = Some(start);
+    // Whether this LP's systems have gone to the stable factorization.
+    let mut stable = false;
     while iterations < MAX_ITERATIONS {
         iterations += 1;
         sys.apply(&z, &mut rb);
@@ -109,9 +141,17 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         for (r, w) in rc.iter_mut().zip(&w) {
             *r += w;
         }
-        let rt = t_dot(n, &y) + 1.0;
-        let mu = z.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() / len as f64;
-        let dual: f64 = b.iter().zip(&y).map(|(b, y)| b * y).sum();
+        let rt = sys.t_dot(&y) + 1.0;
+        let mu = dot(counts, &z, &w) / variables;
+        let dual: f64 = match counts {
+            None => b.iter().zip(&y).map(|(b, y)| b * y).sum(),
+            Some((_, rows)) => b
+                .iter()
+                .zip(&y)
+                .zip(rows)
+                .map(|((b, y), c)| b * y * c)
+                .sum(),
+        };
         let inf_p = rb.iter().map(|v| v.abs()).fold(0.0, f64::max) / norm_b;
         let inf_d = rc.iter().map(|v| v.abs()).fold(rt.abs(), f64::max) / 2.0;
         let gap = (-t - dual).abs() / (1.0 + t.abs());
@@ -149,33 +189,59 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
             *zi = 1.0 / zj;
             *dj = zj * *wi;
         }
-        let factor = sys.factor(&d, spare.take());
+        let mut factor = if stable {
+            sys.factor_stable(&d, spare.take())
+        } else {
+            None
+        }
+        .unwrap_or_else(|| sys.factor(&d, spare.take()));
         // Predictor (affine scaling), then corrector with the same factors.
         for (r, (zj, wj)) in rxw.iter_mut().zip(z.iter().zip(&w)) {
             *r = -zj * wj;
         }
-        // The block eliminations lose digits even far from the optimum (seen as primal
-        // residuals that grow after full steps, and as stalls short of the tolerances on
-        // degenerate LPs), so their solves are always refined: O(n K) each, a few percent of
-        // an iteration.
+        // The block eliminations lose digits as D spreads near the optimum (pivots on nearly
+        // singular 2x2 blocks next to t's border), so their solves are always refined: O(n K)
+        // each, a few percent of an iteration; the residual left after refinement is checked
+        // too (one more product pair), and a miss moves the LP to the stable factorization.
         let refine = sys.refines();
         let scaling = Scaling {
             d: &d,
             z: &z,
             w_inverse: &w_inverse,
         };
-        direction(
+        let (_, left) = direction(
             sys, &factor, &scaling, &rb, &rc, rt, &rxw, refine, &mut work,
         );
+        // A solve that refinement could not bring back to working accuracy: from here on,
+        // this LP's systems go to the stable factorization (see `System::factor_stable`).
+        if refine
+            && !stable
+            && left > SOLVE_ACCURACY
+            && let Some(accurate) = sys.factor_stable(&d, None)
+        {
+            factor = accurate;
+            stable = true;
+            direction(
+                sys, &factor, &scaling, &rb, &rc, rt, &rxw, refine, &mut work,
+            );
+        }
         let ap = max_step(&z_inverse, &work.dz).min(1.0);
         let ad = max_step(&w_inverse, &work.dw).min(1.0);
-        let mu_aff = z
-            .iter()
-            .zip(&w)
-            .zip(work.dz.iter().zip(&work.dw))
-            .map(|((zj, wj), (dz, dw))| (zj + ap * dz) * (wj + ad * dw))
-            .sum::<f64>()
-            / len as f64;
+        let mu_aff = match counts {
+            None => z
+                .iter()
+                .zip(&w)
+                .zip(work.dz.iter().zip(&work.dw))
+                .map(|((zj, wj), (dz, dw))| (zj + ap * dz) * (wj + ad * dw))
+                .sum::<f64>(),
+            Some((c, _)) => z
+                .iter()
+                .zip(&w)
+                .zip(work.dz.iter().zip(&work.dw))
+                .zip(c)
+                .map(|(((zj, wj), (dz, dw)), c)| (zj + ap * dz) * (wj + ad * dw) * c)
+                .sum::<f64>(),
+        } / variables;
         let sigma = (mu_aff / mu).powi(3).clamp(0.0, 1.0);
         for (r, ((zj, wj), (dz, dw))) in rxw
             .iter_mut()
@@ -183,7 +249,7 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         {
             *r = -zj * wj - dz * dw + sigma * mu;
         }
-        let dt = direction(
+        let (dt, _) = direction(
             sys, &factor, &scaling, &rb, &rc, rt, &rxw, refine, &mut work,
         );
         let ap = (0.99 * max_step(&z_inverse, &work.dz)).min(1.0);
@@ -207,11 +273,28 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
     Ok((error, x, t))
 }
 
+/// sum_j c_j a_j b_j, c the variables' multiplicities (1 without).
+fn dot(counts: Option<(&[f64], &[f64])>, a: &[f64], b: &[f64]) -> f64 {
+    match counts {
+        None => a.iter().zip(b).map(|(a, b)| a * b).sum(),
+        Some((c, _)) => a.iter().zip(b).zip(c).map(|((a, b), c)| a * b * c).sum(),
+    }
+}
+
+/// sum_j c_j a_j, c the variables' multiplicities (1 without).
+fn total(counts: Option<(&[f64], &[f64])>, a: &[f64]) -> f64 {
+    match counts {
+        None => a.iter().sum(),
+        Some((c, _)) => a.iter().zip(c).map(|(a, c)| a * c).sum(),
+    }
+}
+
 /// Solves the Newton system with right-hand side (r, r_t) into `work.y`, returns the border
-/// unknown, refining once against the exact products A (D (A^T y)) + a_t v and a_t^T y: the
-/// eliminations lose digits when D spans many orders of magnitude near the optimum, and
-/// refinement wins them back (Wright, "Primal-Dual Interior-Point Methods", SIAM 1997,
-/// chapter 11).
+/// unknown and, when refining, the largest residual left relative to the right-hand side's
+/// largest value (0 without refinement). Refines once against the exact products
+/// A (D (A^T y)) + a_t v and a_t^T y: the eliminations lose digits when D spans many orders of
+/// magnitude near the optimum, and refinement wins them back (Wright, "Primal-Dual
+/// Interior-Point Methods", SIAM 1997, chapter 11).
 #[inline(always)]
 fn solve_refined<S: System>(
     sys: &S,
@@ -221,12 +304,27 @@ fn solve_refined<S: System>(
     r_t: f64,
     refine: bool,
     work: &mut Work,
-) -> f64 {
-    let n = sys.jobs();
+) -> (f64, f64) {
     let mut v = factor.solve(r, r_t, &mut work.y, &mut work.scratch);
     if !refine {
-        return v;
+        return (v, 0.0);
     }
+    let fix_t = residual(sys, d, r, r_t, v, work);
+    v += factor.solve(&work.back, fix_t, &mut work.fix, &mut work.scratch);
+    for (y, f) in work.y.iter_mut().zip(&work.fix) {
+        *y += f;
+    }
+    let left = residual(sys, d, r, r_t, v, work);
+    let size = r.iter().map(|v| v.abs()).fold(r_t.abs(), f64::max);
+    let left = work.back.iter().map(|v| v.abs()).fold(left.abs(), f64::max);
+    (v, if size > 0.0 { left / size } else { left })
+}
+
+/// The residual of (`work.y`, v) in the Newton system with right-hand side (r, r_t): into
+/// `work.back` for the rows, returned for t's row.
+#[inline(always)]
+fn residual<S: System>(sys: &S, d: &[f64], r: &[f64], r_t: f64, v: f64, work: &mut Work) -> f64 {
+    let n = sys.jobs();
     sys.apply_transpose(&work.y, &mut work.aty);
     for (a, dj) in work.aty.iter_mut().zip(d) {
         *a *= dj;
@@ -236,12 +334,7 @@ fn solve_refined<S: System>(
     for (b, r) in work.back.iter_mut().zip(r) {
         *b = r - *b;
     }
-    let fix_t = r_t - t_dot(n, &work.y);
-    v += factor.solve(&work.back, fix_t, &mut work.fix, &mut work.scratch);
-    for (y, f) in work.y.iter_mut().zip(&work.fix) {
-        *y += f;
-    }
-    v
+    r_t - sys.t_dot(&work.y)
 }
 
 /// The current iterate's scaling: D = Z W^-1, Z and W^-1 (the bounded variables z, their dual
@@ -253,7 +346,8 @@ struct Scaling<'a> {
 }
 
 /// One Newton direction for complementarity target `rxw` (predictor or corrector): fills
-/// `work.dz`, `work.y` (dy) and `work.dw`, returns dt.
+/// `work.dz`, `work.y` (dy) and `work.dw`, returns dt and the relative residual the solve left
+/// (see [`solve_refined`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn direction<S: System>(
@@ -266,7 +360,7 @@ fn direction<S: System>(
     rxw: &[f64],
     refine: bool,
     work: &mut Work,
-) -> f64 {
+) -> (f64, f64) {
     let Scaling { d, z, w_inverse } = *scaling;
     // [A D A^T, a_t; a_t^T, 0] [dy; dt] = [-rb - A (W^-1 rxw + D rc); -rt]
     for (v, ((r, wi), (dj, c))) in work
@@ -281,7 +375,7 @@ fn direction<S: System>(
         *h = -r - a;
     }
     let rhs = std::mem::take(&mut work.rhs);
-    let dt = solve_refined(sys, factor, d, &rhs, -rt, refine, work);
+    let (dt, left) = solve_refined(sys, factor, d, &rhs, -rt, refine, work);
     work.rhs = rhs;
     sys.apply_transpose(&work.y, &mut work.aty);
     for ((dw, dz), ((c, aty), ((r, zj), wi))) in work.dw.iter_mut().zip(&mut work.dz).zip(
@@ -292,7 +386,7 @@ fn direction<S: System>(
         *dw = -c - aty;
         *dz = (r - zj * *dw) * wi;
     }
-    dt
+    (dt, left)
 }
 
 /// Largest alpha in [0, 1/0.99] keeping v + alpha dv >= 0 (capped so that 0.99 alpha <= 1),

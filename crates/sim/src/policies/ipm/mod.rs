@@ -28,8 +28,9 @@
 //!   products with A and the solves of the normal equations of one form of the LP.
 //! - `block.rs`: the normal equations A D A^T when every entry is one job: block-diagonal in the
 //!   (U_i, R_i) pairs, coupled by the K capacity rows and t, eliminated down to a (K + 1) x (K + 1)
-//!   Schur complement. O(n K^2 + K^3) per iteration; about a dozen iterations, roughly 100
-//!   microseconds for 60 jobs on three types.
+//!   Schur complement; identical jobs are one group with a multiplicity, so n counts groups
+//!   (20 to 30 on Gavel's job mix). O(n K^3 + K^3) per iteration; about 8 iterations per LP,
+//!   roughly 170 microseconds per LP near saturation (110 to 160 jobs on three types).
 //! - `dense.rs`: the normal equations with pairs as entries: a pair couples two jobs' rows, so
 //!   A D A^T is assembled densely (O(E K)) and factored by faer's Cholesky (O((2n + K)^3 / 3)); on
 //!   Gavel's trace n reaches 96 active jobs and E K about 14,000 columns, 17 iterations per LP on
@@ -137,6 +138,79 @@ mod tests {
             entries: &entries,
             capacity,
         })
+    }
+
+    /// Near saturation: 110 jobs of 26 kinds on 108 GPUs, many jobs of one kind (an LP of the
+    /// 5.6 jobs/h replay, issue 17, on which the method used to stall at relative error 1.9e-3,
+    /// above ECOS's reduced accuracy, and hand the LP to HiGHS). The method converges to the tolerances on its own,
+    /// to HiGHS simplex's optimum, and gives identical jobs identical allocations.
+    #[test]
+    fn many_identical_jobs_converge() {
+        // The replay's LP: the utilities of the 26 kinds, and each job's kind in the LP's order.
+        let kinds: [[f64; 3]; 26] = [
+            [1.6792359457063453, 1.0541119291393333, 0.26665212515432185],
+            [1.527814027952607, 1.1446465650323665, 0.3275394070150266],
+            [1.352279680407938, 1.2519085235001703, 0.39581179609189154],
+            [1.691445389782045, 1.0733263139380627, 0.23522829627989247],
+            [1.4671039609664036, 1.159948085909417, 0.37294795312417983],
+            [1.6720724265101372, 0.9879494274001177, 0.3399781460897456],
+            [1.3210271590364615, 1.0459108167806876, 0.633062024182851],
+            [1.5028101151600368, 1.1938197941432054, 0.30337009069675797],
+            [1.727217855040213, 1.0294940044453817, 0.24328814051440512],
+            [1.4527911711083707, 1.2080473524007151, 0.33916147649091394],
+            [1.2825533047982414, 1.348931270731717, 0.3685154244700418],
+            [1.2732603334195698, 1.097551099501866, 0.6291885670785644],
+            [1.3419925987147934, 1.2669319795311098, 0.39107542175409654],
+            [1.6342159031084664, 1.2252799346210939, 0.1405041622704396],
+            [1.7150563431418508, 1.1127671346074677, 0.17217652225068153],
+            [1.4484658877011503, 1.0731961436388588, 0.4783379686599912],
+            [1.3867695304501493, 1.2460462703050423, 0.36718419924480866],
+            [0.6473058430661487, 1.4743437738540581, 0.8783503830797933],
+            [1.3292655197694812, 1.47371584255952, 0.19701863767099895],
+            [1.810624653772066, 0.9828837486146333, 0.2064915976133008],
+            [0.6658419167416845, 1.3958510226701222, 0.9383070605881931],
+            [1.7196013282080524, 0.9704650849294387, 0.30993358686250905],
+            [1.231576792502283, 1.4733176008981295, 0.29510560659958784],
+            [0.6493922060532004, 1.4428727634367033, 0.9077350305100959],
+            [0.7687560041219252, 1.501102112173215, 0.7301418837048598],
+            [0.6218726578505345, 1.439414611319088, 0.9387127308303777],
+        ];
+        let kind_of: [usize; 110] = [
+            0, 1, 2, 3, 4, 5, 5, 6, 7, 2, 7, 8, 9, 10, 1, 11, 9, 12, 13, 7, 6, 3, 1, 14, 8, 14, 15,
+            13, 10, 5, 1, 13, 7, 13, 16, 6, 16, 17, 18, 15, 15, 19, 20, 14, 0, 21, 3, 15, 16, 3,
+            14, 22, 7, 22, 19, 1, 10, 12, 19, 9, 19, 23, 23, 0, 14, 19, 2, 17, 21, 16, 8, 11, 16,
+            15, 9, 2, 21, 14, 3, 5, 9, 24, 8, 24, 16, 6, 8, 19, 0, 17, 8, 19, 8, 6, 13, 19, 25, 17,
+            15, 7, 15, 16, 20, 20, 0, 22, 3, 17, 20, 5,
+        ];
+        let utility: Vec<f64> = kind_of.iter().flat_map(|&j| kinds[j]).collect();
+        let capacity = [36, 36, 36];
+        let solution = singles(&utility, 3, &capacity).unwrap();
+        // Converged, not merely within the fallback's reduced accuracy.
+        assert!(solution.error <= GAP, "{}", solution.error);
+        for (i, &j) in kind_of.iter().enumerate() {
+            let first = kind_of.iter().position(|&q| q == j).unwrap();
+            assert_eq!(
+                solution.x[3 * i..3 * i + 3],
+                solution.x[3 * first..3 * first + 3]
+            );
+        }
+        #[cfg(feature = "highs")]
+        {
+            let entries: Vec<Entry> = utility
+                .chunks(3)
+                .enumerate()
+                .map(|(i, u)| Entry::single(i, 1.0, u.iter().copied()))
+                .collect();
+            let lp = MaxMin {
+                jobs: entries.len(),
+                entries: &entries,
+                capacity: &capacity,
+            };
+            let (_, t) = lp
+                .solve("test", crate::policies::lp::Method::HighsSimplex)
+                .unwrap();
+            assert!((solution.t - t).abs() <= 1e-5 * t, "{} vs {t}", solution.t);
+        }
     }
 
     #[test]
