@@ -64,6 +64,26 @@ fn solver(name: &str) -> PyResult<Box<dyn Solver>> {
         })
 }
 
+/// `prices` of `RoundScheduler`: "off", the round problem of MODEL.md section 4 as is (the
+/// library's default), or "lp", forced jobs' service priced by the long-run LP's duals
+/// (`stsfair rounds`'s default; docs/rounds.md), which needs a package built with HiGHS.
+fn priced(scheduler: stsfair::RoundScheduler, prices: &str) -> PyResult<stsfair::RoundScheduler> {
+    match prices {
+        "off" => Ok(scheduler),
+        #[cfg(feature = "highs")]
+        "lp" => Ok(scheduler.with_service_prices(stsfair::bound::LongRunPrices::default())),
+        #[cfg(not(feature = "highs"))]
+        "lp" => Err(PyValueError::new_err(
+            "prices=\"lp\" needs the long-run LP, and this package was built without HiGHS \
+             (pip install ./python --config-settings=build-args=\"--features highs\"); use \
+             prices=\"off\"",
+        )),
+        other => Err(PyValueError::new_err(format!(
+            "prices must be \"off\" or \"lp\" (got {other:?})"
+        ))),
+    }
+}
+
 /// A document given by the caller: its JSON text, and the file it came from (for messages).
 struct Document {
     text: String,
@@ -437,14 +457,14 @@ fn plan_dict<'py>(
 #[pymethods]
 impl Scheduler {
     #[new]
-    #[pyo3(signature = (cluster, solver = "dp"))]
-    fn new(cluster: &Bound<'_, PyAny>, solver: &str) -> PyResult<Scheduler> {
+    #[pyo3(signature = (cluster, solver = "dp", prices = "off"))]
+    fn new(cluster: &Bound<'_, PyAny>, solver: &str, prices: &str) -> PyResult<Scheduler> {
         let solver = self::solver(solver)?;
         let cluster = Document::from_py(cluster)?
             .instance()
             .map_err(InstanceError::new_err)?;
         Ok(Scheduler {
-            inner: stsfair::RoundScheduler::new(&cluster, solver),
+            inner: priced(stsfair::RoundScheduler::new(&cluster, solver), prices)?,
         })
     }
 
@@ -525,12 +545,14 @@ impl Scheduler {
     }
 
     #[staticmethod]
-    #[pyo3(signature = (snapshot, solver = "dp"))]
-    fn restore(snapshot: &str, solver: &str) -> PyResult<Scheduler> {
+    #[pyo3(signature = (snapshot, solver = "dp", prices = "off"))]
+    fn restore(snapshot: &str, solver: &str, prices: &str) -> PyResult<Scheduler> {
         let solver = self::solver(solver)?;
         let snapshot = SchedulerSnapshot::from_json(snapshot).map_err(round_error)?;
         let inner = stsfair::RoundScheduler::restore(snapshot, solver).map_err(round_error)?;
-        Ok(Scheduler { inner })
+        Ok(Scheduler {
+            inner: priced(inner, prices)?,
+        })
     }
 
     /// D_j of every active job, in the order they were added.

@@ -31,7 +31,8 @@ def solvers() -> List[str]:
 class RoundScheduler:
     """The round-based fair scheduler: deficits across rounds, relaxation, placement."""
 
-    def __init__(self, cluster: Document, solver: str = "dp") -> None: ...
+    def __init__(self, cluster: Document, solver: str = "dp", prices: str = "off") -> None:
+        """prices: "off" (MODEL.md section 4 as is) or "lp" (forced jobs' service priced by the long-run LP, as `stsfair rounds` by default; needs a build with HiGHS)."""
     def add_job(self, job: Mapping[str, Any]) -> None:
         """Adds a job object of the format (id, times, optional weight, workers, deficit)."""
     def remove_job(self, id: str) -> float:
@@ -47,8 +48,8 @@ class RoundScheduler:
     def snapshot(self) -> str:
         """The scheduler's whole state as a stsfair-scheduler/1 JSON document."""
     @staticmethod
-    def restore(snapshot: str, solver: str = "dp") -> "RoundScheduler":
-        """A scheduler from a snapshot; raises InstanceError naming the field of a bad one."""
+    def restore(snapshot: str, solver: str = "dp", prices: str = "off") -> "RoundScheduler":
+        """A scheduler from a snapshot (which does not hold `prices`: give the same again); raises InstanceError naming the field of a bad one."""
     def deficits(self) -> Dict[str, float]:
         """D_j of every active job, in the order they were added."""
     @property

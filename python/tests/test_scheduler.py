@@ -237,6 +237,31 @@ def test_empty_cluster_and_solver_choice():
     assert "RoundScheduler" in repr(s)
 
 
+def test_prices_choice():
+    # "off" is the default: the same plans as without the argument, and restore takes it too.
+    evs = events()
+    plain = stsfair.RoundScheduler(CLUSTER)
+    off = stsfair.RoundScheduler(CLUSTER, prices="off")
+    rng_a, rng_b = random.Random(5), random.Random(5)
+    for ev in evs[:6]:
+        assert step(plain, ev, rng_a) == step(off, ev, rng_b)
+    restored = stsfair.RoundScheduler.restore(off.snapshot(), prices="off")
+    assert restored.snapshot() == off.snapshot()
+    with pytest.raises(ValueError, match=r'prices must be "off" or "lp" \(got "dual"\)'):
+        stsfair.RoundScheduler(CLUSTER, prices="dual")
+    with pytest.raises(ValueError, match="prices must be"):
+        stsfair.RoundScheduler.restore(off.snapshot(), prices="")
+    if "ilp" in stsfair.solvers():
+        # A build with HiGHS: forced jobs' service priced by the long-run LP.
+        priced = stsfair.RoundScheduler(CLUSTER, prices="lp")
+        plan = priced.plan()
+        assert plan["objective"] >= 0.0
+        priced.report_planned(plan)
+    else:
+        with pytest.raises(ValueError, match="built without HiGHS"):
+            stsfair.RoundScheduler(CLUSTER, prices="lp")
+
+
 def test_the_python_example_runs():
     r = subprocess.run(
         [sys.executable, str(REPO / "examples" / "python" / "scheduler_loop.py"), "--rounds", "12"],
