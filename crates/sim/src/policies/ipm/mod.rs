@@ -196,19 +196,7 @@ mod tests {
         }
         #[cfg(feature = "highs")]
         {
-            let entries: Vec<Entry> = utility
-                .chunks(3)
-                .enumerate()
-                .map(|(i, u)| Entry::single(i, 1.0, u.iter().copied()))
-                .collect();
-            let lp = MaxMin {
-                jobs: entries.len(),
-                entries: &entries,
-                capacity: &capacity,
-            };
-            let (_, t) = lp
-                .solve("test", crate::policies::lp::Method::HighsSimplex)
-                .unwrap();
+            let t = simplex_t(&utility, &capacity);
             assert!((solution.t - t).abs() <= 1e-5 * t, "{} vs {t}", solution.t);
         }
     }
@@ -500,20 +488,28 @@ mod tests {
         // The same LP through HiGHS's simplex: the same max-min value.
         #[cfg(feature = "highs")]
         {
-            let entries: Vec<Entry> = utility
-                .chunks(3)
-                .enumerate()
-                .map(|(i, u)| Entry::single(i, 1.0, u.iter().copied()))
-                .collect();
-            let lp = MaxMin {
-                jobs: entries.len(),
-                entries: &entries,
-                capacity: &[36, 36, 36],
-            };
-            let (_, t) = lp
-                .solve("test", crate::policies::lp::Method::HighsSimplex)
-                .unwrap();
+            let t = simplex_t(&utility, &[36, 36, 36]);
             assert!((solution.t - t).abs() <= 1e-4 * t, "{} vs {t}", solution.t);
         }
+    }
+
+    /// The max-min value t of the single-job LP with these utilities (3 types per job) by
+    /// HiGHS's simplex: an independent path to the method's t.
+    #[cfg(feature = "highs")]
+    fn simplex_t(utility: &[f64], capacity: &[u32]) -> f64 {
+        let entries: Vec<Entry> = utility
+            .chunks(3)
+            .enumerate()
+            .map(|(i, u)| Entry::single(i, 1.0, u.iter().copied()))
+            .collect();
+        let lp = MaxMin {
+            jobs: entries.len(),
+            entries: &entries,
+            capacity,
+        };
+        let (_, t) = lp
+            .solve("test", crate::policies::lp::Method::HighsSimplex)
+            .unwrap();
+        t
     }
 }
