@@ -92,7 +92,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let solver = args.solver.solver_for_rounds()?;
     let prices = chosen_prices(&args)?;
-    let throughputs = Throughputs::of(&args);
+    let throughputs = throughputs_name(&args);
     let instance = load(&args.file)?;
     let saved = match &args.state {
         Some(path) if path.exists() => Some(read_state(path)?),
@@ -188,59 +188,37 @@ struct RunState {
     /// `--prices` of the run; files written before the option existed ran unpriced.
     #[serde(default = "prices_off")]
     prices: String,
-    /// `--throughputs` of the run ([`Throughputs::name`]); files written before it was recorded
+    /// `--throughputs` of the run ([`throughputs_name`]); files written before it was recorded
     /// have none, and are resumed with whatever the command gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     throughputs: Option<String>,
     tally: RunTally,
     scheduler: SchedulerSnapshot,
 }
 
-/// Where placement's co-location slowdowns come from: `--throughputs` as recorded in a state
-/// file, so that a resumed run places jobs as the interrupted one did.
-enum Throughputs<'a> {
-    /// No flag: placement assumes no interference.
-    Off,
-    /// The flag without a file: the Gavel table bundled in the binary.
-    Bundled,
-    /// The flag with a file.
-    File(&'a Path),
-}
-
-impl Throughputs<'_> {
-    fn of(args: &RoundsArgs) -> Throughputs<'_> {
-        match &args.throughputs {
-            None => Throughputs::Off,
-            Some(None) => Throughputs::Bundled,
-            Some(Some(path)) => Throughputs::File(path),
-        }
-    }
-
-    /// `off`, `bundled` or `file PATH`, PATH made absolute (a run resumed from another folder
-    /// names the same file another way).
-    fn name(&self) -> String {
-        match self {
-            Throughputs::Off => "off".to_string(),
-            Throughputs::Bundled => "bundled".to_string(),
-            Throughputs::File(path) => {
-                let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-                format!("file {}", path.display())
-            }
+/// `--throughputs` as a state file records it: `off` (no flag), `bundled` (the flag without a
+/// file) or `file PATH`, PATH made absolute (a run resumed from another folder names the same
+/// file another way). A resumed run must place jobs as the interrupted one did.
+fn throughputs_name(args: &RoundsArgs) -> String {
+    match &args.throughputs {
+        None => "off".to_string(),
+        Some(None) => "bundled".to_string(),
+        Some(Some(path)) => {
+            let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+            format!("file {}", path.display())
         }
     }
 }
 
-impl Throughputs<'_> {
-    /// A recorded name as the command line gives it.
-    fn described(name: &str) -> String {
-        match name {
-            "off" => "no --throughputs".to_string(),
-            "bundled" => "--throughputs (the bundled table)".to_string(),
-            other => format!(
-                "--throughputs {}",
-                other.strip_prefix("file ").unwrap_or(other)
-            ),
-        }
+/// A recorded `--throughputs` ([`throughputs_name`]) as the command line gives it.
+fn throughputs_flag(name: &str) -> String {
+    match name {
+        "off" => "no --throughputs".to_string(),
+        "bundled" => "--throughputs (the bundled table)".to_string(),
+        other => format!(
+            "--throughputs {}",
+            other.strip_prefix("file ").unwrap_or(other)
+        ),
     }
 }
 
@@ -293,7 +271,7 @@ fn resume(
     args: &RoundsArgs,
     solver: Box<dyn stsfair::Solver>,
     prices: Prices,
-    throughputs: &Throughputs,
+    throughputs: &str,
 ) -> Result<(RoundScheduler, RunTally), Failure> {
     let path = args.state.as_deref().unwrap_or(Path::new(""));
     let bad = |e: String| {
@@ -317,12 +295,12 @@ fn resume(
         )));
     }
     if let Some(was) = &saved.throughputs
-        && *was != throughputs.name()
+        && was != throughputs
     {
         return Err(bad(format!(
             "was written by a run with {}; this command has {} (placements, and so migrations and slowdowns, would differ from the interrupted run's)",
-            Throughputs::described(was),
-            Throughputs::described(&throughputs.name())
+            throughputs_flag(was),
+            throughputs_flag(throughputs)
         )));
     }
     let scheduler =
@@ -427,13 +405,13 @@ fn write_state(
     scheduler: &RoundScheduler,
     tally: &RunTally,
     prices: Prices,
-    throughputs: &Throughputs,
+    throughputs: &str,
 ) -> Result<(), Failure> {
     let state = RunState {
         format: STATE_FORMAT.to_string(),
         solver: scheduler.solver_name().to_string(),
         prices: prices.name().to_string(),
-        throughputs: Some(throughputs.name()),
+        throughputs: Some(throughputs.to_string()),
         tally: tally.clone(),
         scheduler: scheduler.snapshot(),
     };
