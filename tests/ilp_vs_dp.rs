@@ -20,18 +20,26 @@ fn exact_ilp() -> Ilp {
     Ilp::default().with_presolve(false)
 }
 
-/// The random cases' ILP: [`exact_ilp`] with a time limit, so that a case HiGHS cannot close
-/// ends the comparison with a note instead of hanging the suite (once in about 15 runs of the
-/// suite one thread was still busy after 10 minutes; these cases take milliseconds).
+/// The random cases' time limit for the ILP, so that a case HiGHS cannot close ends the
+/// comparison with a note instead of hanging the suite (once in about 15 runs of the suite one
+/// thread was still busy after 10 minutes; these cases take milliseconds).
 const RANDOM_CASE_SECONDS: f64 = 60.0;
+
+/// The random cases' ILP: [`exact_ilp`] under [`RANDOM_CASE_SECONDS`].
+fn random_case_ilp() -> Ilp {
+    exact_ilp().with_time_limit(Some(RANDOM_CASE_SECONDS))
+}
 
 /// The ILP's answer to a random case, or `None` (with a note on stderr naming the instance)
 /// when its time limit stopped it.
-fn ilp_within_limit(got: Result<Solution, SolveError>, what: &str) -> Option<Solution> {
+fn ilp_within_limit(got: Result<Solution, SolveError>, instance: &Instance) -> Option<Solution> {
     match got {
         Ok(s) if !matches!(s.status, Status::Feasible { .. }) => Some(s),
         Ok(_) | Err(SolveError::NoSolutionWithinLimit { .. }) => {
-            eprintln!("the ILP reached its {RANDOM_CASE_SECONDS} s limit, not compared: {what}");
+            eprintln!(
+                "the ILP reached its {RANDOM_CASE_SECONDS} s limit, not compared: {}",
+                instance.to_json()
+            );
             None
         }
         Err(e) => panic!("the ILP fails on a small instance: {e}"),
@@ -46,7 +54,7 @@ fn assert_agree(instance: &Instance, ilp: &Ilp) {
         .solve(instance)
         .expect("the fast DP solves small instances");
     verify(instance, &fast).expect("verify accepts the fast DP's answer");
-    let Some(got) = ilp_within_limit(ilp.solve(instance), &instance.to_json()) else {
+    let Some(got) = ilp_within_limit(ilp.solve(instance), instance) else {
         // The two DPs still agree.
         assert_eq!(fast.objective.is_some(), dp.objective.is_some());
         if let (Some(a), Some(b)) = (fast.objective, dp.objective) {
@@ -94,7 +102,7 @@ proptest! {
     /// Same feasibility, same optimum (1e-9 relative), and a verified answer.
     #[test]
     fn ilp_matches_dense_dp(instance in common::instance(common::Shape::SMALL)) {
-        assert_agree(&instance, &exact_ilp().with_time_limit(Some(RANDOM_CASE_SECONDS)));
+        assert_agree(&instance, &random_case_ilp());
     }
 }
 
@@ -107,12 +115,7 @@ fn assert_agree_priced(instance: &Instance, prices: &[f64]) {
         .solve_problem(&problem)
         .expect("dense dp");
     let fast = Dp::default().solve_problem(&problem).expect("fast dp");
-    let ilp = ilp_within_limit(
-        exact_ilp()
-            .with_time_limit(Some(RANDOM_CASE_SECONDS))
-            .solve_problem(&problem),
-        &instance.to_json(),
-    );
+    let ilp = ilp_within_limit(random_case_ilp().solve_problem(&problem), instance);
     // Without the ILP's answer (its time limit), the two DPs still agree.
     let objectives = [
         dense.objective,
@@ -159,10 +162,7 @@ proptest! {
         common::Shape { max_jobs: 0, max_types: 3, max_count: 12, max_workers: 3 }, 40)) {
         let fast = Dp::default().solve(&instance).unwrap();
         verify(&instance, &fast).unwrap();
-        let Some(ilp) = ilp_within_limit(
-            exact_ilp().with_time_limit(Some(RANDOM_CASE_SECONDS)).solve(&instance),
-            &instance.to_json(),
-        ) else {
+        let Some(ilp) = ilp_within_limit(random_case_ilp().solve(&instance), &instance) else {
             return Ok(());
         };
         prop_assert_eq!(fast.objective.is_some(), ilp.objective.is_some());
