@@ -46,7 +46,7 @@ pub(super) trait System {
         let n = self.jobs();
         match self.multiplicity() {
             None => t_dot(n, y),
-            Some((_, rows)) => -y[..n].iter().zip(rows).map(|(y, c)| y * c).sum::<f64>(),
+            Some((_, rows)) => -weighted(Some(rows), y[..n].iter().copied()),
         }
     }
     /// A slower factorization that stays accurate where [`factor`](System::factor)'s
@@ -147,15 +147,10 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         }
         let rt = sys.t_dot(&y) + 1.0;
         let mu = dot(counts, &z, &w) / variables;
-        let dual: f64 = match counts {
-            None => b.iter().zip(&y).map(|(b, y)| b * y).sum(),
-            Some((_, rows)) => b
-                .iter()
-                .zip(&y)
-                .zip(rows)
-                .map(|((b, y), c)| b * y * c)
-                .sum(),
-        };
+        let dual = weighted(
+            counts.map(|(_, rows)| rows),
+            b.iter().zip(&y).map(|(b, y)| b * y),
+        );
         let inf_p = rb.iter().map(|v| v.abs()).fold(0.0, f64::max) / norm_b;
         let inf_d = rc.iter().map(|v| v.abs()).fold(rt.abs(), f64::max) / 2.0;
         let gap = (-t - dual).abs() / (1.0 + t.abs());
@@ -231,21 +226,13 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         }
         let ap = max_step(&z_inverse, &work.dz).min(1.0);
         let ad = max_step(&w_inverse, &work.dw).min(1.0);
-        let mu_aff = match counts {
-            None => z
-                .iter()
+        let mu_aff = weighted(
+            counts.map(|(c, _)| c),
+            z.iter()
                 .zip(&w)
                 .zip(work.dz.iter().zip(&work.dw))
-                .map(|((zj, wj), (dz, dw))| (zj + ap * dz) * (wj + ad * dw))
-                .sum::<f64>(),
-            Some((c, _)) => z
-                .iter()
-                .zip(&w)
-                .zip(work.dz.iter().zip(&work.dw))
-                .zip(c)
-                .map(|(((zj, wj), (dz, dw)), c)| (zj + ap * dz) * (wj + ad * dw) * c)
-                .sum::<f64>(),
-        } / variables;
+                .map(|((zj, wj), (dz, dw))| (zj + ap * dz) * (wj + ad * dw)),
+        ) / variables;
         let sigma = (mu_aff / mu).powi(3).clamp(0.0, 1.0);
         for (r, ((zj, wj), (dz, dw))) in rxw
             .iter_mut()
@@ -277,20 +264,23 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
     Ok((error, x, t))
 }
 
-/// sum_j c_j a_j b_j, c the variables' multiplicities (1 without).
-fn dot(counts: Option<(&[f64], &[f64])>, a: &[f64], b: &[f64]) -> f64 {
+/// sum_j c_j v_j, c the multiplicities of the variables or rows `values` runs over (1 without):
+/// every sum of the iteration over groups of identical jobs counts each group for its jobs.
+fn weighted(counts: Option<&[f64]>, values: impl Iterator<Item = f64>) -> f64 {
     match counts {
-        None => a.iter().zip(b).map(|(a, b)| a * b).sum(),
-        Some((c, _)) => a.iter().zip(b).zip(c).map(|((a, b), c)| a * b * c).sum(),
+        None => values.sum(),
+        Some(c) => values.zip(c).map(|(v, c)| v * c).sum(),
     }
 }
 
-/// sum_j c_j a_j, c the variables' multiplicities (1 without).
+/// sum_j c_j a_j b_j over the variables.
+fn dot(counts: Option<(&[f64], &[f64])>, a: &[f64], b: &[f64]) -> f64 {
+    weighted(counts.map(|(c, _)| c), a.iter().zip(b).map(|(a, b)| a * b))
+}
+
+/// sum_j c_j a_j over the variables.
 fn total(counts: Option<(&[f64], &[f64])>, a: &[f64]) -> f64 {
-    match counts {
-        None => a.iter().sum(),
-        Some((c, _)) => a.iter().zip(c).map(|(a, c)| a * c).sum(),
-    }
+    weighted(counts.map(|(c, _)| c), a.iter().copied())
 }
 
 /// Solves the Newton system with right-hand side (r, r_t) into `work.y`, returns the border
