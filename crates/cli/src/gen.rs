@@ -137,30 +137,29 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
     } else {
         format!("{}types", names.len())
     };
-    let config = GenConfig {
-        name: Some(
-            args.name
-                .clone()
-                .unwrap_or_else(|| format!("{prefix}-{shape}-{}", args.jobs)),
-        ),
-        jobs: args.jobs,
-        gpus,
-        seed: args.seed,
-        fairness: Fairness {
-            lambda: args.lambda,
-            max_debt: args.max_debt,
-            credit: args.credit,
-        },
-        forced: args.forced,
-        deficit_max: args.deficit_max,
-        weights: args.weights.clone(),
-        multi: args.multi,
-        missing: args.missing,
-        slot_rule: args.slot_rule.into(),
-        multi_mix: match args.multi_mix {
-            MixArg::Gavel => MultiMix::Gavel,
-            MixArg::Uniform => MultiMix::Uniform,
-        },
+    let mut config = GenConfig::default();
+    config.name = Some(
+        args.name
+            .clone()
+            .unwrap_or_else(|| format!("{prefix}-{shape}-{}", args.jobs)),
+    );
+    config.jobs = args.jobs;
+    config.gpus = gpus;
+    config.seed = args.seed;
+    config.fairness = Fairness {
+        lambda: args.lambda,
+        max_debt: args.max_debt,
+        credit: args.credit,
+    };
+    config.forced = args.forced;
+    config.deficit_max = args.deficit_max;
+    config.weights = args.weights.clone();
+    config.multi = args.multi;
+    config.missing = args.missing;
+    config.slot_rule = args.slot_rule.into();
+    config.multi_mix = match args.multi_mix {
+        MixArg::Gavel => MultiMix::Gavel,
+        MixArg::Uniform => MultiMix::Uniform,
     };
     let instance = match &args.gavel {
         Some(path) => {

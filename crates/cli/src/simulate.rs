@@ -211,19 +211,18 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             args.sts_solver
         ))
     })?;
-    let options = PolicyOptions {
-        sts_solver,
-        sts_units: args.units,
-        sts_fairness,
-        sts_slot_rule: args.slot_rule.into(),
-        sts_weights: match args.sts_weights {
-            WeightsArg::Trace => policies::sts::Weights::Trace,
-            WeightsArg::Attained => policies::sts::Weights::Attained,
-        },
-        sts_prices: args.prices == crate::rounds::Prices::Lp,
-        lp_method,
-        pair_estimation,
+    let mut options = PolicyOptions::default();
+    options.sts_solver = sts_solver;
+    options.sts_units = args.units;
+    options.sts_fairness = sts_fairness;
+    options.sts_slot_rule = args.slot_rule.into();
+    options.sts_weights = match args.sts_weights {
+        WeightsArg::Trace => policies::sts::Weights::Trace,
+        WeightsArg::Attained => policies::sts::Weights::Attained,
     };
+    options.sts_prices = args.prices == crate::rounds::Prices::Lp;
+    options.lp_method = lp_method;
+    options.pair_estimation = pair_estimation;
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()
             .into_iter()

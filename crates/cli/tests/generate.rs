@@ -32,6 +32,15 @@ fn gpus(names: &[&str], count: u64, units: u32, ladder: &[u32]) -> Vec<GpuSpec> 
         .collect()
 }
 
+/// The default configuration with `jobs` jobs on `gpus` (`GenConfig` is `#[non_exhaustive]`:
+/// built from its default, then set field by field).
+fn configured(jobs: usize, gpus: Vec<GpuSpec>) -> GenConfig {
+    let mut config = GenConfig::default();
+    config.jobs = jobs;
+    config.gpus = gpus;
+    config
+}
+
 /// A spread of configurations: 1 to 4 types, several ladders, multi-worker jobs, other fairness.
 fn configs() -> Vec<GenConfig> {
     let mut out = Vec::new();
@@ -44,28 +53,21 @@ fn configs() -> Vec<GenConfig> {
     .into_iter()
     .enumerate()
     {
-        out.push(GenConfig {
-            name: Some(format!("cfg-{i}")),
-            jobs: 30 + 10 * i,
-            gpus: gpus(names, 3 + i as u64, units, ladder),
-            seed: 11 * i as u64,
-            multi: i % 2 == 1,
-            weights: if i == 2 {
-                vec![1.0, 2.0, 4.0]
-            } else {
-                vec![1.0]
-            },
-            fairness: if i == 3 {
-                Fairness {
-                    lambda: 0.5,
-                    max_debt: 0.0,
-                    credit: 2.0,
-                }
-            } else {
-                Fairness::default()
-            },
-            ..GenConfig::default()
-        });
+        let mut config = configured(30 + 10 * i, gpus(names, 3 + i as u64, units, ladder));
+        config.name = Some(format!("cfg-{i}"));
+        config.seed = 11 * i as u64;
+        config.multi = i % 2 == 1;
+        if i == 2 {
+            config.weights = vec![1.0, 2.0, 4.0];
+        }
+        if i == 3 {
+            config.fairness = Fairness {
+                lambda: 0.5,
+                max_debt: 0.0,
+                credit: 2.0,
+            };
+        }
+        out.push(config);
     }
     out
 }
@@ -83,11 +85,9 @@ fn synthetic_same_seed_same_bytes_and_round_trips() {
         let a = generate::synthetic(&config).unwrap();
         let b = generate::synthetic(&config).unwrap();
         assert_eq!(a.to_json(), b.to_json());
-        let c = generate::synthetic(&GenConfig {
-            seed: config.seed + 1,
-            ..config.clone()
-        })
-        .unwrap();
+        let mut reseeded = config.clone();
+        reseeded.seed += 1;
+        let c = generate::synthetic(&reseeded).unwrap();
         assert_ne!(a.to_json(), c.to_json());
         assert_eq!(a.jobs().len(), config.jobs);
         assert!(
@@ -102,13 +102,9 @@ fn synthetic_same_seed_same_bytes_and_round_trips() {
 fn gavel_same_seed_same_bytes_and_round_trips() {
     let data = gavel();
     for multi in [false, true] {
-        let config = GenConfig {
-            jobs: 200,
-            gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
-            seed: 5,
-            multi,
-            ..GenConfig::default()
-        };
+        let mut config = configured(200, gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]));
+        config.seed = 5;
+        config.multi = multi;
         let a = generate::from_measurements(data.inputs(), &config).unwrap();
         let b = generate::from_measurements(data.inputs(), &config).unwrap();
         assert_eq!(a.to_json(), b.to_json());
@@ -122,11 +118,7 @@ fn gavel_same_seed_same_bytes_and_round_trips() {
 fn forced_jobs_are_the_requested_fraction() {
     let data = gavel();
     for jobs in [10, 95, 300] {
-        let config = GenConfig {
-            jobs,
-            gpus: gpus(&["v100", "k80"], 4, 4, &[1, 2, 4]),
-            ..GenConfig::default()
-        };
+        let config = configured(jobs, gpus(&["v100", "k80"], 4, 4, &[1, 2, 4]));
         for inst in [
             generate::from_measurements(data.inputs(), &config).unwrap(),
             generate::synthetic(&config).unwrap(),
@@ -158,13 +150,9 @@ fn forced_jobs_are_the_requested_fraction() {
 fn gavel_slot_times_follow_the_documented_derivation() {
     let data = gavel();
     let inputs = data.inputs();
-    let config = GenConfig {
-        jobs: 400,
-        gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
-        multi: true,
-        seed: 9,
-        ..GenConfig::default()
-    };
+    let mut config = configured(400, gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]));
+    config.multi = true;
+    config.seed = 9;
     let inst = generate::from_measurements(inputs, &config).unwrap();
     let rel = |a: f64, b: f64| ((a - b) / b).abs();
     for job in inst.jobs() {
@@ -228,12 +216,8 @@ fn gavel_slot_times_follow_the_documented_derivation() {
 #[test]
 fn slot_rules_differ_only_below_half_a_gpu() {
     let data = gavel();
-    let mut config = GenConfig {
-        jobs: 200,
-        gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
-        seed: 3,
-        ..GenConfig::default()
-    };
+    let mut config = configured(200, gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]));
+    config.seed = 3;
     let composition = generate::from_measurements(data.inputs(), &config).unwrap();
     config.slot_rule = SlotRule::PowerLaw;
     let power = generate::from_measurements(data.inputs(), &config).unwrap();
@@ -278,13 +262,9 @@ fn slot_rules_differ_only_below_half_a_gpu() {
 #[test]
 fn gavel_multi_draws_gavels_scale_factor_mix() {
     let data = gavel();
-    let mut config = GenConfig {
-        jobs: 4000,
-        gpus: gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]),
-        multi: true,
-        seed: 5,
-        ..GenConfig::default()
-    };
+    let mut config = configured(4000, gpus(&["v100", "p100", "k80"], 8, 4, &[1, 2, 4]));
+    config.multi = true;
+    config.seed = 5;
     let share = |inst: &Instance, w: u32| {
         inst.jobs().iter().filter(|j| j.workers() == w).count() as f64 / inst.jobs().len() as f64
     };
@@ -302,29 +282,17 @@ fn gavel_multi_draws_gavels_scale_factor_mix() {
 #[test]
 fn unknown_gavel_type_and_bad_parameters_are_errors() {
     let data = gavel();
-    let config = GenConfig {
-        jobs: 3,
-        gpus: gpus(&["a100"], 1, 4, &[1, 2, 4]),
-        ..GenConfig::default()
-    };
+    let config = configured(3, gpus(&["a100"], 1, 4, &[1, 2, 4]));
     let err = generate::from_measurements(data.inputs(), &config).unwrap_err();
     assert!(
         err.to_string()
             .contains("gpu type \"a100\" is not in the measurements"),
         "{err}"
     );
-    let config = GenConfig {
-        jobs: 3,
-        gpus: gpus(&["g"], 1, 4, &[1, 3]),
-        ..GenConfig::default()
-    };
+    let config = configured(3, gpus(&["g"], 1, 4, &[1, 3]));
     let err = generate::synthetic(&config).unwrap_err();
     assert!(err.to_string().contains("slot_sizes"), "{err}");
-    let config = GenConfig {
-        jobs: 3,
-        gpus: Vec::new(),
-        ..GenConfig::default()
-    };
+    let config = configured(3, Vec::new());
     assert!(generate::synthetic(&config).is_err());
 }
 

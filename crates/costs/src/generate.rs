@@ -40,7 +40,18 @@ pub struct GpuSpec {
 }
 
 /// What to generate.
+///
+/// Start from `GenConfig::default()` and set the fields (the struct is `#[non_exhaustive]`:
+/// settings may be added without breaking callers):
+///
+/// ```
+/// let mut config = stsfair_costs::generate::GenConfig::default();
+/// config.jobs = 200;
+/// config.seed = 7;
+/// assert_eq!(config.weights, vec![1.0]);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct GenConfig {
     /// The instance's name.
     pub name: Option<String>,

@@ -23,10 +23,8 @@ fn run(
     policy: &str,
     config: &SimConfig,
 ) -> SimResult {
-    let options = PolicyOptions {
-        sts_solver: stsfair::SolverKind::Dp,
-        ..PolicyOptions::default()
-    };
+    let mut options = PolicyOptions::default();
+    options.sts_solver = stsfair::SolverKind::Dp;
     run_with(table, cluster, jobs, policy, config, &options)
 }
 
@@ -334,10 +332,8 @@ fn pair_estimation_changes_the_space_sharing_schedule() {
     let measured = run(&table, cluster, &jobs, "gavel-mmf-ss", &config);
     sane(&measured, 1.0);
     for (p, refs) in [(0.5, n), (1.0, 8), (0.2, 16)] {
-        let options = PolicyOptions {
-            pair_estimation: PairEstimation::new(p, refs, n).unwrap(),
-            ..PolicyOptions::default()
-        };
+        let mut options = PolicyOptions::default();
+        options.pair_estimation = PairEstimation::new(p, refs, n).unwrap();
         let a = run_with(&table, cluster, &jobs, "gavel-mmf-ss", &config, &options);
         sane(&a, 1.0);
         assert_ne!(a.jobs, measured.jobs, "P {p}, N {refs} changed nothing");

@@ -38,7 +38,17 @@ pub fn policy_names() -> Vec<&'static str> {
 }
 
 /// Settings of the policies that have any.
+///
+/// Start from `PolicyOptions::default()` and set the fields (the struct is `#[non_exhaustive]`:
+/// settings may be added without breaking callers):
+///
+/// ```
+/// let mut options = stsfair_sim::policies::PolicyOptions::default();
+/// options.sts_units = 4;
+/// assert_eq!(options.sts_solver, stsfair::SolverKind::Dp);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PolicyOptions {
     /// Solver of the `sts` round problem.
     pub sts_solver: SolverKind,
