@@ -328,7 +328,6 @@ impl Bounds<'_> {
             None => (value, self.probes),
             Some(r) => (value + r.jobs as f64 * r.rc, &self.probes[..1]),
         };
-        let mut best = f64::INFINITY;
         let k = sfx.k;
         if k <= PROBE_TYPES && sfx.probes == self.probes.len() && sfx.probes <= MOST_PROBES {
             // The units term min(room_t, A^i_t + extra_t) is the same for every probe: made
@@ -346,23 +345,50 @@ impl Bounds<'_> {
             // vectorizes), then the least of the probes up to the first below `cut`. A price
             // of 0 adds +0.0 where `Suffix::priced` skips it, which leaves every sum as it was.
             let (np, all) = (probes.len(), sfx.probes);
+            let rc = &sfx.rc_at[i * all..i * all + np];
+            let most = &most[..k];
+            // The probe counts of 1 to 3 types (and mu alone, inside a class) with their
+            // length known to the compiler, which then unrolls and vectorizes the sums
+            // (measured: 6% of the DP's instructions on a 1,000-job round, 10% on a
+            // 10,000-job one, were the loops' overhead).
+            let (prices, cut) = (&sfx.price_at[..], cut);
+            let fixed = match np {
+                1 => probe_least::<1>(start, rc, prices, all, most, cut),
+                7 => probe_least::<7>(start, rc, prices, all, most, cut),
+                13 => probe_least::<13>(start, rc, prices, all, most, cut),
+                19 => probe_least::<19>(start, rc, prices, all, most, cut),
+                _ => None,
+            };
+            if let Some(bound) = fixed {
+                return bound;
+            }
             let mut u = [0.0f64; MOST_PROBES];
-            for (x, r) in u.iter_mut().zip(&sfx.rc_at[i * all..i * all + np]) {
+            for (x, r) in u.iter_mut().zip(rc) {
                 *x = start + r;
             }
-            for (t, m) in most.iter().enumerate().take(k) {
+            for (t, m) in most.iter().enumerate() {
                 for (x, p) in u.iter_mut().zip(&sfx.price_at[t * all..t * all + np]) {
                     *x += p * m;
                 }
             }
-            for &x in &u[..np] {
-                best = best.min(x);
-                if best < cut {
-                    break;
-                }
-            }
-            return best;
+            return first_below(&u[..np], cut);
         }
+        self.probe_bound_each(start, probes, used, i, rest, cut)
+    }
+
+    /// [`Bounds::probe_bound`] probe by probe with [`Suffix::priced`]: the path for more types
+    /// than [`PROBE_TYPES`], and the reference the vectorized path is tested against.
+    fn probe_bound_each(
+        &self,
+        start: f64,
+        probes: &[Vec<f64>],
+        used: &[u64],
+        i: usize,
+        rest: Option<Rest>,
+        cut: f64,
+    ) -> f64 {
+        let sfx = &self.sfx;
+        let mut best = f64::INFINITY;
         for (p, probe) in probes.iter().enumerate() {
             let u = sfx.priced(
                 start + sfx.rc[p * (sfx.m + 1) + i],
@@ -394,6 +420,58 @@ impl Bounds<'_> {
             None => f64::INFINITY,
         }
     }
+}
+
+/// Every probe's bound `start + rc[p] + sum_t price_t(p) most[t]`, summed in that order (as
+/// [`Suffix::priced`] does), for `N` probes; `price_at[t * all + p]` is probe p's price of type
+/// t. `None` if a slice is shorter than `N` (the callers' never are).
+#[inline(always)]
+fn probe_sums<const N: usize>(
+    start: f64,
+    rc: &[f64],
+    price_at: &[f64],
+    all: usize,
+    most: &[f64],
+) -> Option<[f64; N]> {
+    let mut u = [start; N];
+    for (x, r) in u.iter_mut().zip(rc.first_chunk::<N>()?) {
+        *x += r;
+    }
+    for (t, &m) in most.iter().enumerate() {
+        let prices = price_at.get(t * all..)?.first_chunk::<N>()?;
+        for (x, p) in u.iter_mut().zip(prices) {
+            *x += p * m;
+        }
+    }
+    Some(u)
+}
+
+/// [`first_below`] of [`probe_sums`].
+#[inline(always)]
+fn probe_least<const N: usize>(
+    start: f64,
+    rc: &[f64],
+    price_at: &[f64],
+    all: usize,
+    most: &[f64],
+    cut: f64,
+) -> Option<f64> {
+    probe_sums::<N>(start, rc, price_at, all, most).map(|u| first_below(&u, cut))
+}
+
+/// What the probes in order give: the first bound below `cut`, or the least of them when none
+/// is (the running least first falls below `cut` at that probe, and is its bound). The least
+/// is taken first, without branches, and the first below `cut` looked for only when it is.
+#[inline(always)]
+fn first_below(u: &[f64], cut: f64) -> f64 {
+    // `f64::min` without its NaN branch (no bound is NaN; a NaN would be skipped either way).
+    let least = u
+        .iter()
+        .fold(f64::INFINITY, |a, &x| if x < a { x } else { a });
+    if least >= cut {
+        return least;
+    }
+    u.iter().copied().find(|&x| x < cut).unwrap_or(least)
 }
 
 /// A count c in `a..=b` with `f(c) >= floor`, or, when there is none, `Err` with the largest
@@ -555,6 +633,20 @@ impl ClassDp<'_> {
                     parent: Vec::with_capacity(guess),
                     count: Vec::with_capacity(guess),
                 };
+                // Per job on `ch` (and on `tail`), its type's key cells and their stride (the
+                // grain divides every kept size of the core, so cells = units / grain * count
+                // exactly; a type outside the key adds nothing). Made once per step, not with
+                // a division per count.
+                let cells = |c: &Choice| -> (u64, u128) {
+                    match c.gpu {
+                        Some(g) => match c.units.checked_div(sfx.grain[g]) {
+                            Some(per) => (per, stride[g]),
+                            None => (0, 0),
+                        },
+                        None => (0, 0),
+                    }
+                };
+                let (ch_cells, tail_cells) = (cells(ch), cells(tail));
                 for s in 0..values.len() {
                     let left = n - placed[s];
                     let used = &units[s * k..(s + 1) * k];
@@ -575,27 +667,24 @@ impl ClassDp<'_> {
                     // Its key and value (without its units or bounds: the dominance check below
                     // asks for these first).
                     let key_value = |cnt: u64| -> (u128, f64) {
-                        let mut key = keys[s];
+                        let mut key = keys[s] + u128::from(ch_cells.0 * cnt) * ch_cells.1;
                         let mut v = values[s] + ch.value * cnt as f64;
-                        let mut put = |c: &Choice, cnt: u64| {
-                            if let Some(g) = c.gpu
-                                && let Some(cells) = (c.units * cnt).checked_div(sfx.grain[g])
-                            {
-                                key += u128::from(cells) * stride[g];
-                            }
-                        };
-                        put(ch, cnt);
                         if last {
-                            put(tail, left - cnt);
+                            key += u128::from(tail_cells.0 * (left - cnt)) * tail_cells.1;
                             v += tail.value * (left - cnt) as f64;
                         }
                         (key, v)
                     };
                     // The sub-state with `cnt` jobs on `ch`: its units (in `row`), key, value
                     // and the probes' bound.
-                    let eval = |cnt: u64, row: &mut [u64], cut: f64| -> (u128, f64, f64) {
+                    // (`at`: its key and value when the caller has them already.)
+                    let eval = |cnt: u64,
+                                at: Option<(u128, f64)>,
+                                row: &mut [u64],
+                                cut: f64|
+                     -> (u128, f64, f64) {
                         units_of(cnt, row);
-                        let (key, v) = key_value(cnt);
+                        let (key, v) = at.unwrap_or_else(|| key_value(cnt));
                         let p = if last {
                             bounds.probe_bound(v, row, i + 1, None, cut)
                         } else {
@@ -618,7 +707,9 @@ impl ClassDp<'_> {
                     let (start, scan) = if b - a < SCAN_COUNTS {
                         (a, true)
                     } else {
-                        match above(a, b, floor, |c| eval(c, &mut row, f64::NEG_INFINITY).2) {
+                        match above(a, b, floor, |c| {
+                            eval(c, None, &mut row, f64::NEG_INFINITY).2
+                        }) {
                             Ok(start) => (start, false),
                             Err(most) => {
                                 self.dropped = self.dropped.max(most);
@@ -662,7 +753,7 @@ impl ClassDp<'_> {
                                 continue;
                             }
                         }
-                        let (key, v, p) = eval(cnt, &mut row, floor);
+                        let (key, v, p) = eval(cnt, Some((key, v)), &mut row, floor);
                         if p < floor {
                             self.dropped = self.dropped.max(p);
                             if scan {
@@ -819,6 +910,48 @@ mod tests {
                     prop_assert_eq!(expected, (lo..=hi).collect::<Vec<_>>());
                 }
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// The vectorized probes (arrays of 1, 7, 13 or 19 probes, or any count up to
+        /// MOST_PROBES) give exactly what the probes one by one give: the least bound,
+        /// or the first below the cut. The runs' answers, states and `dropped` depend on it.
+        #[test]
+        fn vectorized_probes_are_the_probes_one_by_one(
+            problem in testing::small_problem(),
+            gap in 0.0f64..3.0,
+            layer in 0usize..8,
+            spend in proptest::collection::vec(0.0f64..1.2, 5),
+            value in -5.0f64..5.0,
+            rest in proptest::option::of((0u64..6, -2.0f64..2.0, proptest::collection::vec(0u64..4, 5))),
+            cut in prop_oneof![Just(f64::NEG_INFINITY), -10.0f64..10.0],
+        ) {
+            let classes = classes(&problem);
+            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let tol = TOLERANCE * l.abs().max(1.0);
+            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
+            let probes = probes(&mu);
+            let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
+            else {
+                return Ok(());
+            };
+            let k = sfx.k;
+            let i = layer.min(fixed.core.len());
+            let used: Vec<u64> = (0..k)
+                .map(|t| (sfx.residual[t] as f64 * spend[t % spend.len()]) as u64)
+                .collect();
+            let units: Vec<u64> = rest.as_ref().map_or(vec![0; k], |r| r.2[..k].to_vec());
+            let rest = rest.as_ref().map(|r| Rest { jobs: r.0, rc: r.1, units: &units });
+            let bounds = Bounds { probes: &probes, sfx, tables: None };
+            let (start, each) = match rest {
+                None => (value, &probes[..]),
+                Some(r) => (value + r.jobs as f64 * r.rc, &probes[..1]),
+            };
+            let fast = bounds.probe_bound(value, &used, i, rest, cut);
+            let slow = bounds.probe_bound_each(start, each, &used, i, rest, cut);
+            prop_assert_eq!(fast, slow, "k {}, probes {}", k, each.len());
         }
     }
 
