@@ -38,6 +38,54 @@ struct Step {
     count: Vec<u32>,
 }
 
+/// The sub-states of a choice step by (state key, jobs of the class placed), to their index.
+/// The pair is packed into one `u64` when the keys times the class's counts fit (16-byte
+/// entries, where the general map's are 32: on the priced 10,000-job rounds the lookups are
+/// the run's cache misses).
+enum StepIndex {
+    /// `key * (n + 1) + placed`.
+    Packed(FxHashMap<u64, u32>, u64),
+    Wide(FxHashMap<(u128, u64), u32>),
+}
+
+impl StepIndex {
+    /// An index for about `capacity` sub-states of keys below `keys` and counts up to `n`.
+    fn new(capacity: usize, keys: u128, n: u64) -> StepIndex {
+        let per = u128::from(n) + 1;
+        match keys.checked_mul(per).map(u64::try_from) {
+            Some(Ok(_)) => StepIndex::Packed(
+                FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
+                n + 1,
+            ),
+            _ => StepIndex::Wide(FxHashMap::with_capacity_and_hasher(
+                capacity,
+                Default::default(),
+            )),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u128, placed: u64) -> Option<u32> {
+        match self {
+            // key < keys and placed <= n: the product fits, as checked in `new`.
+            StepIndex::Packed(map, per) => map.get(&(key as u64 * per + placed)).copied(),
+            StepIndex::Wide(map) => map.get(&(key, placed)).copied(),
+        }
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, key: u128, placed: u64, at: u32) {
+        match self {
+            StepIndex::Packed(map, per) => {
+                map.insert(key as u64 * *per + placed, at);
+            }
+            StepIndex::Wide(map) => {
+                map.insert((key, placed), at);
+            }
+        }
+    }
+}
+
 /// Most GPU types for which [`Bounds::probe_bound`] keeps its per-type terms on the stack (more
 /// types take the general path).
 const PROBE_TYPES: usize = 8;
@@ -232,7 +280,8 @@ impl Suffix {
     }
 
     /// The mixed-radix stride of each binding type in the u128 state key (0 for the others).
-    fn strides(&self) -> Result<Vec<u128>, SolveError> {
+    /// The key's stride per type (0 for a type outside the key) and the number of keys.
+    fn strides(&self) -> Result<(Vec<u128>, u128), SolveError> {
         let mut stride = vec![0u128; self.k];
         let mut acc: u128 = 1;
         for (t, st) in stride.iter_mut().enumerate() {
@@ -248,7 +297,7 @@ impl Suffix {
                 })?;
             }
         }
-        Ok(stride)
+        Ok((stride, acc))
     }
 
     /// `start` plus, over the types t with `prices[t] > 0` and not `skip(t)`,
@@ -565,7 +614,7 @@ impl ClassDp<'_> {
             return Ok(None);
         };
         let (k, m) = (sfx.k, core.len());
-        let stride = sfx.strides()?;
+        let (stride, key_space) = sfx.strides()?;
         let owned = if self.prebuilt.is_none() && self.tables > 0 {
             TypeTables::new(
                 self.classes,
@@ -623,8 +672,7 @@ impl ClassDp<'_> {
             for (q, ch) in cs[..width - 1].iter().enumerate() {
                 let last = q + 2 == width;
                 let guess = values.len() * 2;
-                let mut index: FxHashMap<(u128, u64), u32> =
-                    FxHashMap::with_capacity_and_hasher(guess, Default::default());
+                let mut index = StepIndex::new(guess, key_space, n);
                 let mut n_units: Vec<u64> = Vec::with_capacity(guess * k);
                 let mut n_values: Vec<f64> = Vec::with_capacity(guess);
                 let mut n_keys: Vec<u128> = Vec::with_capacity(guess);
@@ -736,7 +784,11 @@ impl ClassDp<'_> {
                         // its bound is not known, and the next count evaluated tells.
                         let (key, v) = key_value(cnt);
                         let rest = if last { 0 } else { left - cnt };
-                        if let Some(&at) = index.get(&(key, n - rest)) {
+                        // Nothing enters the index until this count is kept, so this lookup
+                        // also serves the insertion below (one lookup a count: they are most
+                        // of a priced 10,000-job round's cache misses).
+                        let found = index.get(key, n - rest);
+                        if let Some(at) = found {
                             let at = at as usize;
                             if n_values[at] >= v {
                                 continue;
@@ -781,9 +833,8 @@ impl ClassDp<'_> {
                             self.dropped = self.dropped.max(score);
                             continue;
                         }
-                        let id = (key, n - rest);
-                        match index.get(&id) {
-                            Some(&at) => {
+                        match found {
+                            Some(at) => {
                                 // Dominance: the larger value wins, a tie keeps the first.
                                 let at = at as usize;
                                 if v > n_values[at] {
@@ -818,7 +869,7 @@ impl ClassDp<'_> {
                                         hint: "raise the limit or use --solver ilp",
                                     });
                                 }
-                                index.insert(id, n_values.len() as u32);
+                                index.insert(key, n - rest, n_values.len() as u32);
                                 n_units.extend_from_slice(&row);
                                 n_values.push(v);
                                 n_keys.push(key);
