@@ -965,6 +965,37 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// The packed index finds exactly what the general one finds: (key, placed) packs
+        /// without collisions for keys below the key space and placed up to n; a key space
+        /// too large for 64 bits takes the general map.
+        #[test]
+        fn packed_index_is_the_general_one(
+            keys in 1u64..5_000,
+            n in 0u64..40,
+            pairs in proptest::collection::vec((0u64..5_000, 0u64..40), 0..200),
+            probes in proptest::collection::vec((0u64..5_000, 0u64..40), 0..200),
+        ) {
+            let mut packed = StepIndex::new(16, u128::from(keys), n);
+            prop_assert!(matches!(packed, StepIndex::Packed(..)));
+            let mut wide = StepIndex::Wide(FxHashMap::default());
+            for (at, &(key, placed)) in pairs.iter().enumerate() {
+                let (key, placed) = (u128::from(key % keys), placed % (n + 1));
+                if packed.get(key, placed).is_none() {
+                    packed.insert(key, placed, at as u32);
+                    wide.insert(key, placed, at as u32);
+                }
+            }
+            for &(key, placed) in pairs.iter().chain(&probes) {
+                let (key, placed) = (u128::from(key % keys), placed % (n + 1));
+                prop_assert_eq!(packed.get(key, placed), wide.get(key, placed));
+            }
+            let huge = StepIndex::new(16, u128::from(u64::MAX) / u128::from(n + 1) + 1, n);
+            prop_assert!(matches!(huge, StepIndex::Wide(..)));
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig::with_cases(1000))]
         /// The vectorized probes (arrays of 1, 7, 13 or 19 probes, or any count up to
         /// MOST_PROBES) give exactly what the probes one by one give: the least bound,
