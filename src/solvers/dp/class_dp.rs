@@ -505,6 +505,18 @@ fn probe_least<const N: usize>(
     most: &[f64],
     cut: f64,
 ) -> Option<f64> {
+    // The first probe (mu) alone first: when it is below `cut` it is the answer, and the
+    // others are not needed. Summed in the same order as in `probe_sums`, so it is the same
+    // number.
+    if N > 1 {
+        let mut first = start + *rc.first()?;
+        for (t, &m) in most.iter().enumerate() {
+            first += *price_at.get(t * all)? * m;
+        }
+        if first < cut {
+            return Some(first);
+        }
+    }
     probe_sums::<N>(start, rc, price_at, all, most).map(|u| first_below(&u, cut))
 }
 
