@@ -72,6 +72,12 @@ pub struct SimulateArgs {
     /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
     #[arg(long, value_enum, default_value_t = crate::rounds::Prices::Off)]
     prices: crate::rounds::Prices,
+    /// sts's pairing step: each round the single-GPU jobs are matched per GPU type into pairs
+    /// whose measured pair sum r(a|b) + r(b|a) is at least this, and a half GPU is priced beside
+    /// the job's partner (`off`: every half GPU at the median pair). With --units 2 only
+    /// (docs/results.md, "A pairing step").
+    #[arg(long, value_name = "SUM|off", default_value = "1.3")]
+    sts_pairing: String,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -221,8 +227,17 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         WeightsArg::Attained => policies::sts::Weights::Attained,
     };
     options.sts_prices = args.prices == crate::rounds::Prices::Lp;
+    options.sts_pairing = match args.sts_pairing.as_str() {
+        "off" => None,
+        text => Some(text.parse::<f64>().map_err(|_| {
+            Failure::input(format!(
+                "--sts-pairing must be a pair sum >= 0 or off (got {text:?})"
+            ))
+        })?),
+    };
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
+    policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()
             .into_iter()

@@ -656,6 +656,9 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         (&["--credit=-0.5"][..], "--credit"),
         (&["--credit", "nan"][..], "--credit"),
         (&["--credit", "abc"][..], "--credit"),
+        (&["--sts-pairing=-1"][..], "--sts-pairing"),
+        (&["--sts-pairing", "nan"][..], "--sts-pairing"),
+        (&["--sts-pairing", "on"][..], "--sts-pairing"),
     ] {
         let (code, stderr, rows) = simulate(&[&["--policy", "sts"][..], bad].concat());
         assert_eq!(code, 2, "{bad:?}: {stderr}");

@@ -285,6 +285,38 @@ fn window_limits_the_metrics_and_the_run() {
     );
 }
 
+/// sts's pairing step is on by default, changes the schedule of a crowded half-GPU run (and
+/// stays sane and deterministic), and leaves other unit ladders alone.
+#[test]
+fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
+    let table = table();
+    let jobs = generated(&table, 60, 12.0, 2);
+    let config = SimConfig::default();
+    let cluster = "v100=3,p100=3,k80=3";
+    let mut off = PolicyOptions::default();
+    assert_eq!(off.sts_pairing, Some(1.3));
+    off.sts_pairing = None;
+    let on = run(&table, cluster, &jobs, "sts", &config);
+    sane(&on, config.lambda);
+    assert_eq!(
+        on.jobs,
+        run(&table, cluster, &jobs, "sts", &config).jobs,
+        "not deterministic"
+    );
+    let without = run_with(&table, cluster, &jobs, "sts", &config, &off);
+    sane(&without, config.lambda);
+    assert_ne!(on.jobs, without.jobs, "the pairing step changed nothing");
+    // Quarter GPUs: the step does not apply, the run is the one without it.
+    let mut four = PolicyOptions::default();
+    four.sts_units = 4;
+    let mut four_off = four.clone();
+    four_off.sts_pairing = None;
+    assert_eq!(
+        run_with(&table, cluster, &jobs, "sts", &config, &four).jobs,
+        run_with(&table, cluster, &jobs, "sts", &config, &four_off).jobs
+    );
+}
+
 /// Gavel's single-GPU job types (its `JobTable`), the range of `reference_models`.
 fn single_gpu_types(table: &ThroughputTable) -> usize {
     table
