@@ -105,11 +105,11 @@ struct Pairing {
     /// (GPU type index, job id) -> the job's partner this round; read by the placement's
     /// co-location model, which the round scheduler owns.
     partners: Arc<RwLock<HashMap<(usize, usize), usize>>>,
-    /// Each job's slot times as derived at its arrival (GPU type, slot units, seconds per
+    /// Each job's slot times as derived at its arrival (GPU type index, slot units, seconds per
     /// iteration): the whole-GPU times are kept, the half-GPU ones replaced every round.
-    arrival_times: HashMap<usize, Vec<(String, u64, f64)>>,
+    arrival_times: HashMap<usize, Vec<(usize, u64, f64)>>,
     /// The times the round scheduler holds for each job, so that only changes are sent.
-    given: HashMap<usize, Vec<(String, u64, f64)>>,
+    given: HashMap<usize, Vec<(usize, u64, f64)>>,
 }
 
 impl std::fmt::Debug for Sts {
@@ -379,27 +379,19 @@ impl Sts {
                 half.insert((k, b), rb * state.table.solo(w, state.jobs[b].job_type));
             }
         }
-        let type_of: HashMap<&str, usize> = state
-            .cluster
-            .types
-            .iter()
-            .enumerate()
-            .map(|(k, t)| (t.name.as_str(), k))
-            .collect();
         let mut changed = Vec::new();
         for &id in &singles {
             let Some(arrival) = pairing.arrival_times.get(&id) else {
                 continue;
             };
-            let times: Vec<(String, u64, f64)> = arrival
+            let times: Vec<(usize, u64, f64)> = arrival
                 .iter()
-                .filter_map(|(gpu, slot, seconds)| {
-                    if *slot == u64::from(self.units) {
-                        return Some((gpu.clone(), *slot, *seconds));
+                .filter_map(|&(k, slot, seconds)| {
+                    if slot == u64::from(self.units) {
+                        return Some((k, slot, seconds));
                     }
-                    let k = type_of.get(gpu.as_str())?;
-                    let thr = half.get(&(*k, id))?;
-                    Some((gpu.clone(), *slot, 1.0 / thr))
+                    let thr = half.get(&(k, id))?;
+                    Some((k, slot, 1.0 / thr))
                 })
                 .collect();
             // A job without whole-GPU times (none in the Gavel data) keeps its arrival times.
@@ -409,8 +401,10 @@ impl Sts {
         }
         for (id, times) in changed {
             let label = self.names.get(&id).cloned().unwrap_or_default();
-            let slots: Vec<(&str, u64, f64)> =
-                times.iter().map(|(g, s, t)| (g.as_str(), *s, *t)).collect();
+            let slots: Vec<(&str, u64, f64)> = times
+                .iter()
+                .map(|&(k, s, t)| (state.cluster.types[k].name.as_str(), s, t))
+                .collect();
             self.inner(state)?
                 .update_times(&label, &slots)
                 .map_err(Sts::error)?;
@@ -442,7 +436,7 @@ impl Scheduler for Sts {
             .table
             .model()
             .ok_or_else(|| Sts::error("the throughput table has no co-location model"))?;
-        for t in &state.cluster.types {
+        for (k, t) in state.cluster.types.iter().enumerate() {
             for (slot, thr) in slot_throughputs_by(
                 self.slot_rule,
                 model,
@@ -455,7 +449,7 @@ impl Scheduler for Sts {
                     spec = spec.time(&t.name, u64::from(slot), 1.0 / thr);
                     if let Some(p) = self.pairing.as_mut() {
                         p.arrival_times.entry(id).or_default().push((
-                            t.name.clone(),
+                            k,
                             u64::from(slot),
                             1.0 / thr,
                         ));
