@@ -75,5 +75,5 @@ pub use solution::{Infeasibility, Solution, SolveStats, Status, VerifyError, ver
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;
 pub use solvers::{
-    BruteForce, DenseDp, Dp, Fallback, SolveError, Solver, SolverConfig, SolverKind,
+    BruteForce, DenseDp, Dp, Fallback, SolveError, Solver, SolverConfig, SolverKind, WarmStart,
 };

@@ -27,7 +27,7 @@ use crate::formulation::{JobClass, RoundProblem};
 use crate::instance::{Fairness, GpuType, Instance, InstanceBuilder, InstanceError, Job, JobSpec};
 use crate::placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
 use crate::solution::{Solution, Status};
-use crate::solvers::{SolveError, Solver};
+use crate::solvers::{SolveError, Solver, WarmStart};
 
 mod relax;
 mod snapshot;
@@ -307,6 +307,8 @@ pub struct RoundScheduler {
     /// The prices of the current jobs, once computed (`Some(None)`: the source gave none);
     /// cleared whenever jobs, times or weights change.
     prices: Option<Option<Vec<f64>>>,
+    /// What the last plan's solve left for the next one (docs/solver.md, "Warm starts").
+    warm: WarmStart,
 }
 
 impl std::fmt::Debug for RoundScheduler {
@@ -338,6 +340,7 @@ impl RoundScheduler {
             round: 0,
             pricing: None,
             prices: None,
+            warm: WarmStart::default(),
         }
     }
 
@@ -571,7 +574,11 @@ impl RoundScheduler {
         self.update_prices(&instance)?;
         let problem = RoundProblem::new(&instance);
         let mut solves = 1;
-        let mut solution = self.solve_round(&instance)?;
+        // The warm start is taken out for the solve (which borrows the scheduler) and put back.
+        let mut warm = std::mem::take(&mut self.warm);
+        let solved = self.solve_round(&instance, Some(&mut warm));
+        self.warm = warm;
+        let mut solution = solved?;
         let mut fallback_solves = usize::from(solution.stats.fallback_from.is_some());
         let mut solved = instance;
         let mut relaxed: Vec<usize> = Vec::new();
@@ -687,17 +694,31 @@ impl RoundScheduler {
     }
 
     /// Solves a round instance, with the forced jobs' service priced when there are prices; the
-    /// solution's objective is then the model's v of its assignments.
-    fn solve_round(&self, instance: &Instance) -> Result<Solution, RoundError> {
-        let Some(Some(prices)) = &self.prices else {
-            return Ok(self.solver.solve(instance)?);
-        };
+    /// solution's objective is then the model's v of its assignments. With `warm`, the solver
+    /// starts from what the last round's solve left there and leaves this one's
+    /// ([`Solver::solve_problem_warm`]; the plan's own solve passes it, the relaxation's
+    /// subproblems do not).
+    fn solve_round(
+        &self,
+        instance: &Instance,
+        warm: Option<&mut WarmStart>,
+    ) -> Result<Solution, RoundError> {
         let start = std::time::Instant::now();
         let problem = RoundProblem::new(instance);
-        let mut priced = problem.clone();
-        priced.price_forced(prices);
-        let mut solution = self.solver.solve_problem(&priced)?;
-        if solution.objective.is_some() {
+        let priced = match &self.prices {
+            Some(Some(prices)) => {
+                let mut priced = problem.clone();
+                priced.price_forced(prices);
+                Some(priced)
+            }
+            _ => None,
+        };
+        let solved = priced.as_ref().unwrap_or(&problem);
+        let mut solution = match warm {
+            Some(warm) => self.solver.solve_problem_warm(solved, warm)?,
+            None => self.solver.solve_problem(solved)?,
+        };
+        if priced.is_some() && solution.objective.is_some() {
             let plain = Solution::from_assignments(
                 &solution.solver,
                 solution.status.clone(),

@@ -787,6 +787,65 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The DP's warm start across rounds (docs/solver.md, "Warm starts"): every plan of a
+    /// scheduler on the fast DP, which starts each solve from the last one's multipliers, is
+    /// worth the optimum of its round as brute force finds it cold; the multipliers travel in
+    /// the snapshot, so a scheduler restored between rounds plans exactly as the one that never
+    /// stopped.
+    #[test]
+    fn warm_started_rounds_stay_optimal_and_resume_exactly(
+        inst in instance(Shape::TINY),
+        factors in proptest::collection::vec(0.0f64..1.5, 16),
+        stop in 1usize..5,
+    ) {
+        let mut a = RoundScheduler::new(&inst, stsfair::Dp::default());
+        let mut b: Option<RoundScheduler> = None;
+        let mut factors = factors.iter().cycle();
+        for step in 0..5 {
+            if step == stop {
+                let text = a.snapshot().to_json();
+                let back = RoundScheduler::restore(
+                    SchedulerSnapshot::from_json(&text).unwrap(),
+                    stsfair::Dp::default(),
+                ).unwrap();
+                prop_assert_eq!(back.snapshot().to_json(), text);
+                b = Some(back);
+            }
+            let plan = a.plan().unwrap();
+            let cold = BruteForce::default().solve(&plan.instance).unwrap();
+            prop_assert_eq!(plan.solution.objective.is_some(), cold.objective.is_some());
+            if let (Some(warm), Some(cold)) = (plan.solution.objective, cold.objective) {
+                prop_assert!(
+                    stsfair::solution::objectives_agree(warm, cold),
+                    "round {}: warm-started {} against the optimum {}", step, warm, cold
+                );
+            }
+            if let Some(b) = &mut b {
+                prop_assert_eq!(plan_key(&plan), plan_key(&b.plan().unwrap()));
+            }
+            let realized: Vec<(&str, f64)> = plan
+                .planned_throughputs()
+                .into_iter()
+                .zip(&mut factors)
+                .map(|((id, t), x)| (id, t * x))
+                .collect();
+            let sa = a.report(&realized).unwrap();
+            if let Some(b) = &mut b {
+                prop_assert_eq!(sa, b.report(&realized).unwrap());
+                prop_assert_eq!(a.snapshot().to_json(), b.snapshot().to_json());
+            }
+        }
+        // A scheduler on the DP that has solved a round with at least one GPU type keeps its
+        // multipliers in the snapshot.
+        let saved: serde_json::Value = serde_json::from_str(&a.snapshot().to_json()).unwrap();
+        let mu = saved["multipliers"].as_array().map(|m| m.len());
+        prop_assert_eq!(mu, Some(inst.gpu_types().len()));
+    }
+}
+
 /// The 300-job Gavel cluster: snapshots after several rounds and with a plan pending read back
 /// to the same text, and the restored scheduler's next plans are the original's.
 #[test]
@@ -919,6 +978,14 @@ fn corrupted_snapshots_are_refused_naming_the_field() {
         (
             |v| v["pending"]["placement"]["gpus"][0]["slots"][0]["offset"] = 1.into(),
             "pending.placement.gpus[0].slots[0].offset must be a multiple of the slot's size",
+        ),
+        (
+            |v| v["multipliers"] = serde_json::json!([0.5, 0.5]),
+            "multipliers must have one entry per GPU type (1) (got 2 entries)",
+        ),
+        (
+            |v| v["multipliers"] = serde_json::json!([-0.5]),
+            "multipliers[0] must be finite and >= 0 (got -0.5)",
         ),
     ];
     for (edit, want) in cases {

@@ -132,7 +132,7 @@ impl RoundScheduler {
         // Largest m_j first; equal m_j keep job order (the sort is stable).
         relaxed.sort_by(|&a, &b| problem.jobs[b].minimum.total_cmp(&problem.jobs[a].minimum));
         let instance = self.instance(&self.relaxed_deficits(&relaxed))?;
-        let solution = self.solve_round(&instance)?;
+        let solution = self.solve_round(&instance, None)?;
         if let Status::Infeasible { reason } = &solution.status {
             // The count problem's solution is a solution of this problem: the kept jobs on
             // admissible options (their cheapest), every other job idle.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::{Pending, RoundBound, RoundError, RoundScheduler};
 use crate::instance::{Fairness, GpuType, Instance, InstanceError, JobSpec, num};
 use crate::placement::{PlacedGpu, PlacedSlot, Placement};
-use crate::solvers::Solver;
+use crate::solvers::{Solver, WarmStart};
 
 /// The format tag of scheduler snapshots.
 pub const SNAPSHOT_FORMAT: &str = "stsfair-scheduler/1";
@@ -62,6 +62,11 @@ pub struct SchedulerSnapshot {
     running: Option<SnapPlacement>,
     #[serde(deserialize_with = "required")]
     pending: Option<SnapPending>,
+    /// The warm start of the next solve (one multiplier per GPU type, docs/solver.md "Warm
+    /// starts"); optional, so that snapshots written before it existed still load (a missing
+    /// one only makes the next solve start cold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    multipliers: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -482,6 +487,7 @@ impl RoundScheduler {
                 })
                 .collect(),
             last_runs: runs_doc(types, &self.last_runs),
+            multipliers: self.warm.multipliers().map(<[f64]>::to_vec),
             running: self.running.as_ref().map(placement_doc),
             pending: self.pending.as_ref().map(|p| {
                 let active: HashSet<&str> = self.jobs.iter().map(|j| j.id()).collect();
@@ -630,7 +636,32 @@ impl RoundScheduler {
             }
         };
 
+        let warm = match s.multipliers {
+            None => WarmStart::default(),
+            Some(mu) => {
+                if mu.len() != types.len() {
+                    return Err(rule(
+                        "multipliers",
+                        format!("must have one entry per GPU type ({})", types.len()),
+                        format!("{} entries", mu.len()),
+                    ));
+                }
+                if let Some((k, m)) = mu
+                    .iter()
+                    .enumerate()
+                    .find(|(_, m)| !(m.is_finite() && **m >= 0.0))
+                {
+                    return Err(rule(
+                        format!("multipliers[{k}]"),
+                        "must be finite and >= 0",
+                        m,
+                    ));
+                }
+                WarmStart::from_multipliers(mu)
+            }
+        };
         let mut scheduler = RoundScheduler::new(&instance, solver);
+        scheduler.warm = warm;
         scheduler.pending = pending;
         scheduler.running = running;
         scheduler.last_runs = last_runs;

@@ -86,6 +86,20 @@ pub trait Solver: Send + Sync {
         solution.stats.seconds = start.elapsed().as_secs_f64();
         Ok(solution)
     }
+
+    /// Solves `problem` with what an earlier solve of a similar problem left in `warm` (the
+    /// last round's), and leaves in it what this solve found. The answer is an optimum of
+    /// `problem` whatever `warm` holds (a stale or foreign warm start only costs time); among
+    /// equally valuable assignments, which one is returned may depend on it. The default
+    /// ignores `warm`: only [`Dp`] uses it (docs/solver.md, "Warm starts").
+    fn solve_problem_warm(
+        &self,
+        problem: &RoundProblem,
+        warm: &mut WarmStart,
+    ) -> Result<Solution, SolveError> {
+        let _ = warm;
+        self.solve_problem(problem)
+    }
 }
 
 impl<S: Solver + ?Sized> Solver for Box<S> {
@@ -95,6 +109,53 @@ impl<S: Solver + ?Sized> Solver for Box<S> {
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
         (**self).solve_problem(problem)
+    }
+
+    fn solve_problem_warm(
+        &self,
+        problem: &RoundProblem,
+        warm: &mut WarmStart,
+    ) -> Result<Solution, SolveError> {
+        (**self).solve_problem_warm(problem, warm)
+    }
+}
+
+/// What a solve leaves for the next solve of a similar problem: consecutive rounds of a
+/// scheduler differ in a few jobs and deficits, and the Lagrangian multipliers (one price per
+/// GPU type) that bounded the last round are a good start for the next one's descent
+/// ([`Solver::solve_problem_warm`]). Start from `WarmStart::default()` (nothing known) and pass
+/// the same value to every round's solve; [`RoundScheduler`](crate::RoundScheduler) does this
+/// itself and keeps it in its snapshot.
+///
+/// It holds hints only: any content, even from another cluster, gives the same optimal
+/// objective (the DP checks the warm multipliers against the cold ones and keeps the better
+/// bound).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WarmStart {
+    multipliers: Option<Vec<f64>>,
+}
+
+impl WarmStart {
+    /// A warm start from known multipliers (one per GPU type, in the cluster's order), as
+    /// [`multipliers`](Self::multipliers) returned them: to restore a saved scheduler.
+    /// Values that are not finite and >= 0 are dropped (nothing known).
+    pub fn from_multipliers(multipliers: Vec<f64>) -> WarmStart {
+        WarmStart {
+            multipliers: multipliers
+                .iter()
+                .all(|m| m.is_finite() && *m >= 0.0)
+                .then_some(multipliers),
+        }
+    }
+
+    /// The multipliers the last solve ended with, if a solver left any.
+    pub fn multipliers(&self) -> Option<&[f64]> {
+        self.multipliers.as_deref()
+    }
+
+    /// Records the multipliers a solve ended with.
+    pub(crate) fn set_multipliers(&mut self, multipliers: Vec<f64>) {
+        self.multipliers = Some(multipliers);
     }
 }
 
@@ -243,7 +304,16 @@ impl Solver for Fallback {
     }
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
-        match self.first.solve_problem(problem) {
+        self.solve_problem_warm(problem, &mut WarmStart::default())
+    }
+
+    /// `first` gets the warm start; `then`, a different method, solves cold.
+    fn solve_problem_warm(
+        &self,
+        problem: &RoundProblem,
+        warm: &mut WarmStart,
+    ) -> Result<Solution, SolveError> {
+        match self.first.solve_problem_warm(problem, warm) {
             Err(SolveError::TooLarge { .. }) => {
                 self.fallbacks.fetch_add(1, Ordering::Relaxed);
                 self.then.solve_problem(problem).map(|mut s| {

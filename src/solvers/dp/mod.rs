@@ -56,11 +56,11 @@ mod testing;
 
 use std::time::Instant;
 
-use super::{SolveError, Solver};
+use super::{SolveError, Solver, WarmStart};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
-use bound::{multipliers, smooth_multipliers};
+use bound::{multipliers, smooth_multipliers, warm_multipliers};
 use class_dp::{ClassDp, Suffix, probes};
 use classes::classes;
 use fixing::{Fixed, fix, next_gap, widest};
@@ -161,21 +161,53 @@ impl Default for Dp {
     }
 }
 
-/// Step 5 of docs/solver.md, gap deepening: the driver of the other steps.
 impl Solver for Dp {
     fn name(&self) -> &'static str {
         "dp"
     }
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
-        let start = Instant::now();
+        self.solve_from(problem, None).map(|(solution, _)| solution)
+    }
+
+    /// The warm start's multipliers are a second start of the descent of step 2; the lower of
+    /// the two bounds is kept (docs/solver.md, "Warm starts"). The multipliers this solve ends
+    /// with (smoothed or not) are left in `warm`.
+    fn solve_problem_warm(
+        &self,
+        problem: &RoundProblem,
+        warm: &mut WarmStart,
+    ) -> Result<Solution, SolveError> {
+        let (solution, mu) = self.solve_from(problem, warm.multipliers())?;
+        if let Some(mu) = mu {
+            warm.set_multipliers(mu);
+        }
+        Ok(solution)
+    }
+}
+
+/// Step 5 of docs/solver.md, gap deepening: the driver of the other steps.
+impl Dp {
+    /// The solve, with `start` a second start for the multipliers' descent; returns the
+    /// solution and the multipliers it ended with (`None` for a problem without types).
+    fn solve_from(
+        &self,
+        problem: &RoundProblem,
+        start: Option<&[f64]>,
+    ) -> Result<(Solution, Option<Vec<f64>>), SolveError> {
+        let begin = Instant::now();
         let n = problem.jobs.len();
         let classes = classes(problem);
-        let (mut mu, mut bound) = multipliers(&classes, &problem.capacity);
+        // Any mu >= 0 bounds the optimum (Lemma 1): warm multipliers only compete for the
+        // lower bound.
+        let (mut mu, mut bound) = match start.filter(|m| m.len() == problem.capacity.len()) {
+            Some(start) => warm_multipliers(&classes, &problem.capacity, start, TOLERANCE),
+            None => multipliers(&classes, &problem.capacity),
+        };
         // The incumbent: the best solution known, as (value, assignment).
         let integral = integral_values(&classes);
         let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu, integral);
-        let seconds_bound = start.elapsed().as_secs_f64();
+        let seconds_bound = begin.elapsed().as_secs_f64();
         // When the greedy fails, look for a certificate before any DP run (a DP that must prove
         // infeasibility has no floor and can be as large as the dense one). Every solution is
         // worth at least the sum of each job's least valuable choice, and at most L (Lemma 1):
@@ -186,16 +218,14 @@ impl Solver for Dp {
         // A Hall-type shortage (a set of types the forced jobs need more of than it holds) is a
         // second certificate, cheap and independent of mu.
         if best.is_none() && (bound < least - tol || problem.shortage().is_some()) {
-            return Ok(
-                Solution::infeasible("dp", problem, Infeasibility::of(problem)).with_stats(
-                    SolveStats {
-                        classes: Some(classes.len() as u64),
-                        lagrangian_bound: Some(bound),
-                        seconds_bound: Some(seconds_bound),
-                        ..SolveStats::default()
-                    },
-                ),
-            );
+            let solution = Solution::infeasible("dp", problem, Infeasibility::of(problem))
+                .with_stats(SolveStats {
+                    classes: Some(classes.len() as u64),
+                    lagrangian_bound: Some(bound),
+                    seconds_bound: Some(seconds_bound),
+                    ..SolveStats::default()
+                });
+            return Ok((solution, (!mu.is_empty()).then_some(mu)));
         }
         // Integral values (every choice worth an integer, as in the relaxation's count problem,
         // docs/rounds.md): every solution is worth an integer, so at most `ceiling`, floor(L) at
@@ -516,6 +546,19 @@ impl Solver for Dp {
             let growth = if tables_on { SLOW_GROWTH } else { plain };
             last_run_gap = gap;
             g = (g * growth).min(cap);
+            // A step past the gap the tables' fixing was made for first runs at that gap: the
+            // fixing and tables are still valid there, so that run costs about what the last
+            // did, where the step past it rebuilds them at TABLE_SPAN times a larger gap, with
+            // a larger core. Measured on round 2 of `rounds` on the single-GPU 10,000-job mix
+            // of seed 3 (`gen --gavel --jobs 10000 --count 1000 --seed 3`, priced): the runs
+            // at gaps 0.020-0.032 (fixing at 0.040, 32 core classes) took 12,000 states each,
+            // the step to 0.0399 rebuilt the fixing at 0.0997 (52 classes) and its run passed
+            // the budget (16.6 M states; the ILP then took over 10 minutes); the run at 0.0395
+            // instead found the optimum (gap 0.0332) in 395,000. One more run per rebuild at
+            // most, and any sequence of floors is exact (Lemma 3).
+            if prebuilt.is_some() && g > fixed_gap && fixed_gap >= gap * MIN_STEP {
+                g = fixed_gap;
+            }
             // Every solution with this run's kept choices is worth at most the largest bound
             // the run dropped, and every other one uses a choice whose reduced-cost gap is at
             // least the next one the fixing would keep (Lemma 2): a floor above both finds
@@ -537,7 +580,7 @@ impl Solver for Dp {
             None => Solution::infeasible("dp", problem, Infeasibility::of(problem)),
             Some(a) => Solution::from_assignments("dp", Status::Optimal, problem, a),
         };
-        Ok(sol.with_stats(SolveStats {
+        let solution = sol.with_stats(SolveStats {
             classes: Some(classes.len() as u64),
             core_classes: Some(core_classes),
             core_jobs: Some(core_jobs),
@@ -547,7 +590,8 @@ impl Solver for Dp {
             lagrangian_bound: Some(bound),
             seconds_bound: Some(seconds_bound),
             ..SolveStats::default()
-        }))
+        });
+        Ok((solution, (!mu.is_empty()).then_some(mu)))
     }
 }
 
@@ -604,6 +648,45 @@ mod tests {
             tables in any::<bool>(),
         ) {
             testing::agree(&smoothing(tables), &instance, &DenseDp::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// A warm start is a hint only: from any multipliers (near, far, zero, of the wrong
+        /// length), the answer is worth the optimum, with or without the smoothing and the
+        /// tables; the multipliers the solve leaves are one per type, finite and >= 0.
+        #[test]
+        fn warm_started_dp_matches_brute_force(
+            instance in testing::instance(testing::TINY, 1),
+            start in proptest::collection::vec(
+                prop_oneof![Just(0.0), 0.0f64..2.0, 0.0f64..1e6], 0..5),
+            variant in 0usize..3,
+        ) {
+            let dp = match variant {
+                0 => Dp::default(),
+                1 => smoothing(false),
+                _ => smoothing(true),
+            };
+            let problem = RoundProblem::new(&instance);
+            let mut warm = WarmStart::from_multipliers(start);
+            let solution = dp
+                .solve_problem_warm(&problem, &mut warm)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let oracle = BruteForce::default()
+                .solve(&instance)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let infeasible = |s: &Solution| matches!(s.status, Status::Infeasible { .. });
+            prop_assert_eq!(infeasible(&solution), infeasible(&oracle));
+            if let (Some(a), Some(b)) = (solution.objective, oracle.objective) {
+                prop_assert!(
+                    crate::solution::objectives_agree(b, a),
+                    "warm-started {} against the optimum {}", a, b
+                );
+            }
+            let mu = warm.multipliers().map(<[f64]>::to_vec).unwrap_or_default();
+            prop_assert_eq!(mu.len(), problem.capacity.len());
+            prop_assert!(mu.iter().all(|m| m.is_finite() && *m >= 0.0), "{:?}", mu);
         }
     }
 
