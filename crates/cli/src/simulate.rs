@@ -76,7 +76,7 @@ pub struct SimulateArgs {
     /// whose measured pair sum r(a|b) + r(b|a) is at least this, and a half GPU is priced beside
     /// the job's partner (`off`: every half GPU at the median pair). With --units 2 only
     /// (docs/results.md, "A pairing step").
-    #[arg(long, value_name = "SUM|off", default_value = "1.3")]
+    #[arg(long, value_name = "SUM|off", default_value_t = policies::sts::DEFAULT_PAIRING.to_string())]
     sts_pairing: String,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
