@@ -286,12 +286,7 @@ proptest! {
             prop_assert_eq!(plan.placement.migrations, expected);
             prop_assert_eq!(plan.placement.interference(&model).1, plan.placement.conflicts);
 
-            let realized: Vec<(&str, f64)> = plan
-                .planned_throughputs()
-                .into_iter()
-                .zip(&mut factors)
-                .map(|((id, t), x)| (id, t * x))
-                .collect();
+            let realized = scaled(&plan, &mut factors);
             s.report(&realized).unwrap();
             for (j, (job, d)) in s.jobs().enumerate() {
                 let fair = plan.jobs[j].fair_rate;
@@ -713,6 +708,33 @@ fn plan_key(p: &stsfair::RoundPlan) -> String {
     )
 }
 
+/// The plan's throughputs, each scaled by the next factor: what "really ran".
+fn scaled<'a, 'f>(
+    plan: &'a stsfair::RoundPlan,
+    factors: &mut impl Iterator<Item = &'f f64>,
+) -> Vec<(&'a str, f64)> {
+    plan.planned_throughputs()
+        .into_iter()
+        .zip(factors)
+        .map(|((id, t), x)| (id, t * x))
+        .collect()
+}
+
+/// Reports `realized` to `a` and, if there is one, to its restored copy `b`: the same services
+/// and the same snapshot text after.
+fn report_both(
+    a: &mut RoundScheduler,
+    b: Option<&mut RoundScheduler>,
+    realized: &[(&str, f64)],
+) -> Result<(), TestCaseError> {
+    let sa = a.report(realized).unwrap();
+    if let Some(b) = b {
+        prop_assert_eq!(sa, b.report(realized).unwrap());
+        prop_assert_eq!(a.snapshot().to_json(), b.snapshot().to_json());
+    }
+    Ok(())
+}
+
 /// Snapshots `s`, checks that the text survives restore unchanged, and returns the restored
 /// scheduler.
 fn restored(s: &RoundScheduler) -> RoundScheduler {
@@ -766,17 +788,8 @@ proptest! {
             if stop == 2 * step + 1 {
                 b = Some(restored(&a));
             }
-            let realized: Vec<(&str, f64)> = plan
-                .planned_throughputs()
-                .into_iter()
-                .zip(&mut factors)
-                .map(|((id, t), x)| (id, t * x))
-                .collect();
-            let sa = a.report(&realized).unwrap();
-            if let Some(b) = &mut b {
-                prop_assert_eq!(sa, b.report(&realized).unwrap());
-                prop_assert_eq!(a.snapshot().to_json(), b.snapshot().to_json());
-            }
+            let realized = scaled(&plan, &mut factors);
+            report_both(&mut a, b.as_mut(), &realized)?;
         }
         // `stop` < 12 = 2 * steps: the copy was always made.
         let b = b.unwrap();
@@ -826,17 +839,8 @@ proptest! {
             if let Some(b) = &mut b {
                 prop_assert_eq!(plan_key(&plan), plan_key(&b.plan().unwrap()));
             }
-            let realized: Vec<(&str, f64)> = plan
-                .planned_throughputs()
-                .into_iter()
-                .zip(&mut factors)
-                .map(|((id, t), x)| (id, t * x))
-                .collect();
-            let sa = a.report(&realized).unwrap();
-            if let Some(b) = &mut b {
-                prop_assert_eq!(sa, b.report(&realized).unwrap());
-                prop_assert_eq!(a.snapshot().to_json(), b.snapshot().to_json());
-            }
+            let realized = scaled(&plan, &mut factors);
+            report_both(&mut a, b.as_mut(), &realized)?;
         }
         // A scheduler on the DP that has solved a round with at least one GPU type keeps its
         // multipliers in the snapshot.
