@@ -514,14 +514,15 @@ pub(super) fn multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f64>, f64
 
 /// [`multipliers`] with a warm start: the descent from 0 and from `start` (the multipliers of
 /// a similar problem, the last round's; negative entries taken as 0), the lower L kept, and
-/// the cold one unless the warm one is lower by more than `rel_tol` times |L| (at least 1), so that a warm start that
-/// does not help leaves the solve exactly as a cold one. Twice the descent's cost at most
-/// (the one from `start` settles in fewer passes when it is near a minimizer).
+/// the cold one unless the warm one is lower by more than `rel_tol` times |L| (at least 1),
+/// so that a warm start that does not help leaves the solve exactly as a cold one. Twice the
+/// descent's cost at most (the one from `start` settles in fewer passes when it is near a
+/// minimizer).
 ///
 /// Why both and not the warm one alone: on 100 rounds of gavel-100x3-1000, starting only from
 /// the last round's multipliers made the DP's runs 34% larger (503,347 states against
 /// 375,932; they can sit where many classes tie, docs/solver.md step 2), keeping the better of
-/// the two 22% smaller (294,135).
+/// the two 22% smaller (294,070).
 pub(super) fn warm_multipliers(
     classes: &[Class],
     capacity: &[u64],
