@@ -5,7 +5,7 @@
 # usage: benches/scaling.sh [small|large|all]   (run from the repo root after
 #        `cargo build --release`; BIN=path/to/stsfair overrides the binary)
 #   small: shipped instances + generated rounds of <= 3,000 jobs, dp and ilp (--time-limit 120)
-#   large: generated rounds of 10,000 and 100,000 jobs, dp only (the ilp takes ~3 min on one
+#   large: generated rounds of 10,000 and 100,000 jobs (synthetic and Gavel-derived), dp only (the ilp takes ~3 min on one
 #          10,000-job Gavel round, issue 4), each bench call cut at DP_LIMIT seconds (default
 #          600), plus dp's peak memory (/usr/bin/time -f %M, KiB) on each
 # CSV files go to $OUT (default /tmp/stsfair-scaling).
@@ -51,6 +51,11 @@ fi
 
 if [ "$WHAT" != small ]; then
   "$BIN" gen --gavel --jobs 10000 --count 1000 --seed 1 --out "$OUT/large/gavel-1000x3-10000.json"
+  # Gavel-derived rounds at 100,000 jobs on 10,000 GPUs per type: single-GPU jobs and the
+  # issue's mix of 1/2/4/8 workers.
+  "$BIN" gen --gavel --jobs 100000 --count 10000 --seed 1 --out "$OUT/large/gavel-10000x3-100000.json"
+  "$BIN" gen --gavel --multi --jobs 100000 --count 10000 --seed 1 --name gavel-multi-10000x3-100000 \
+    --out "$OUT/large/gavel-multi-10000x3-100000.json"
   synth 10000 1 tight large; synth 10000 3 loose large; synth 10000 4 tight large
   identical 10000 3 large
   synth 100000 2 loose large; synth 100000 4 tight large
