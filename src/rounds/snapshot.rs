@@ -654,7 +654,7 @@ impl RoundScheduler {
                     return Err(rule(
                         format!("multipliers[{k}]"),
                         "must be finite and >= 0",
-                        m,
+                        num(*m),
                     ));
                 }
                 WarmStart::from_multipliers(mu)
