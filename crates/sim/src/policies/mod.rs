@@ -70,9 +70,10 @@ pub struct PolicyOptions {
     pub sts_prices: bool,
     /// The pairing step of `sts` (`sts` module docs): each round the active single-GPU jobs are
     /// matched per GPU type into pairs whose measured pair sum `r(a|b) + r(b|a)` is at least
-    /// this, and a half GPU is priced beside the job's partner.
-    /// `Some(`[`sts::DEFAULT_PAIRING`]`)` (1.3) by default, chosen by measurement (docs/results.md, "A pairing step"); `None` prices every half GPU at the
-    /// median pair. Applies to `sts_units == 2` only.
+    /// this, and a half GPU is priced beside the job's partner. By default
+    /// `Some(`[`sts::DEFAULT_PAIRING`]`)` (1.3), chosen by measurement (docs/results.md, "A
+    /// pairing step"); `None` prices every half GPU at the median pair. Applies to
+    /// `sts_units == 2` only.
     pub sts_pairing: Option<f64>,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
