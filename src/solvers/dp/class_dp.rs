@@ -776,14 +776,21 @@ impl ClassDp<'_> {
                             }
                         }
                     };
-                    // Up from `start`, then down from `start - 1`.
-                    let up = (start..=b).map(|c| (c, true));
-                    let down = (a..start).rev().map(|c| (c, false));
-                    let mut stop_up = false;
-                    for (cnt, rising) in up.chain(down) {
-                        if rising && stop_up {
-                            continue;
-                        }
+                    // Up from `start`, then down from `start - 1`. The walk up ends at once
+                    // (`up_done`): skipping its remaining counts one by one instead was a sixth
+                    // of a 10,000-job round's solve, whose classes have hundreds of jobs.
+                    let mut up = start..=b;
+                    let mut up_done = false;
+                    let mut down = (a..start).rev();
+                    loop {
+                        let next_up = if up_done { None } else { up.next() };
+                        let (cnt, rising) = match next_up {
+                            Some(c) => (c, true),
+                            None => match down.next() {
+                                Some(c) => (c, false),
+                                None => break,
+                            },
+                        };
                         // A sub-state already made with at least this value (the same key: the
                         // same units on every type that can bind) dominates this one: skip it
                         // before its bounds, which cost most of a step. Sub-states of a class of
@@ -823,7 +830,7 @@ impl ClassDp<'_> {
                                 continue;
                             }
                             if rising {
-                                stop_up = true;
+                                up_done = true;
                                 continue;
                             }
                             break;

@@ -94,10 +94,11 @@ pub(super) const MAX_PASSES: usize = 50;
 /// it the gain is floating-point noise.
 pub(super) const SETTLED: f64 = 1e-12;
 
-/// Once the runs of a solve have created this many states, the multipliers are refined by
-/// smoothing (docs/solver.md step 2). Its 2 to 15 ms are the cost of about 10,000 states; of
-/// 20 rounds measured, the descent's L was above the LP's on 2 of the 6 solved in fewer states
-/// (one 3,070 states instead of 280) and on 8 of the 14 above (up to 100 times the states).
+/// Once the runs of a solve have created this many states (or are predicted to, with the next
+/// run's), the multipliers are refined by smoothing (docs/solver.md steps 2 and 5, "When to
+/// smooth"). Its 1 to 2 ms are the cost of a few thousand states; of 20 rounds measured, the
+/// descent's L was above the LP's on 2 of the 6 solved in fewer states (one 3,070 states
+/// instead of 280) and on 8 of the 14 above (up to 100 times the states).
 pub(super) const SMOOTH_AFTER_STATES: u64 = 10_000;
 
 /// The first tau of the smoothing homotopy, relative to the largest |value| of a choice: large
@@ -116,6 +117,12 @@ pub(super) const SMOOTH_EXCESS: f64 = 1e-10;
 /// The homotopy also stops once its fractional solution (each class split by its softmax)
 /// shows L within this of the LP's value, relative to max(1, |L|).
 pub(super) const SMOOTH_GAP: f64 = 1e-7;
+
+/// ... or once a level lowers L_tau by at most this, relative to max(1, |L|). It saves about
+/// two of eleven levels on the Gavel rounds; of 43 rounds measured, one solve changed its
+/// states (fewer). (At 1e-7 the homotopy stopped up to 3e-5 above where the next levels took
+/// it.)
+pub(super) const SMOOTH_LEVEL_GAIN: f64 = 1e-9;
 
 /// Most Newton steps per level of the homotopy.
 pub(super) const NEWTON_STEPS: usize = 30;

@@ -239,8 +239,11 @@ impl Dp {
         let mut probes = probes(&mu);
         // Largest reduced-cost gap of any choice: past it nothing more can be kept.
         let mut widest = widest(&classes, &mu);
-        // Whether the multipliers were refined by smoothing (step 2), once per solve.
+        // Whether the multipliers were refined by smoothing (step 2), once per solve; the
+        // smoothing's (mu, L) once computed, and the states the next run is predicted to make.
         let mut smoothed = false;
+        let mut smoothing: Option<(Vec<f64>, f64)> = None;
+        let mut next_states = 0u64;
 
         // Gap deepening: guess that the optimum is within g of the bound, keep only choices with
         // delta <= g and drop states whose bound is below L - g. A run that finds a solution has
@@ -279,10 +282,26 @@ impl Dp {
             // value as gap. The runs so far stay valid (each proved the optimum below its
             // floor, whatever the multipliers), so the next run keeps its floor under the new
             // bound; only what was computed at the old mu (tables, growth) is dropped.
-            if !smoothed && states >= self.smooth_after_states {
-                smoothed = true;
-                let (better_mu, better_bound) = smooth_multipliers(&classes, &problem.capacity);
-                if better_bound < bound - tol {
+            // The smoothing is made as soon as the states so far plus those predicted for the
+            // next run reach the trigger, and taken then only if its L is below the last run's
+            // floor (it proves more than the runs have); otherwise it waits until the states
+            // themselves reach the trigger, and is taken then if it lowers L at all (docs/
+            // solver.md step 2, "When to smooth").
+            let due = states >= self.smooth_after_states;
+            if !smoothed && (due || states.saturating_add(next_states) >= self.smooth_after_states)
+            {
+                let (better_mu, better_bound) = smoothing
+                    .take()
+                    .unwrap_or_else(|| smooth_multipliers(&classes, &problem.capacity));
+                let proved = if due { tol } else { last_run_gap.max(tol) };
+                if better_bound >= bound - proved {
+                    if due {
+                        smoothed = true;
+                    } else {
+                        smoothing = Some((better_mu, better_bound));
+                    }
+                } else {
+                    smoothed = true;
                     let floor = bound - g;
                     mu = better_mu;
                     bound = better_bound;
@@ -473,6 +492,7 @@ impl Dp {
             }
             let plain = plain_growth(steepest);
             let predicted = dp.states as f64 * per_doubling.unwrap_or(0.0).powf(plain.log2());
+            next_states = predicted as u64;
             if !tables_on
                 && (dp.states > tas
                     || (last_states > 0 && predicted > (TABLES_PREDICTED * tas) as f64))
@@ -621,6 +641,25 @@ mod tests {
             tables in any::<bool>(),
         ) {
             testing::agree(&smoothing(tables), &instance, &BruteForce::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// The smoothing's trigger at a few states, so that small instances meet both of its
+        /// paths: made early on the next run's predicted states (taken only if it proves more
+        /// than the runs so far, else kept) and taken once the states reach the trigger.
+        #[test]
+        fn dp_with_early_smoothing_matches_dense_dp(
+            instance in testing::instance(testing::SMALL, 1),
+            trigger in 1u64..64,
+            tables in any::<bool>(),
+        ) {
+            let dp = Dp {
+                smooth_after_states: trigger,
+                ..smoothing(tables)
+            };
+            testing::agree(&dp, &instance, &DenseDp::default())?;
         }
     }
 
