@@ -30,6 +30,11 @@
 //! family), so that a family unlike every measured one falls back to the prior's
 //! extrapolation rather than to the trees' nearest leaf.
 //!
+//! **Jobs known from a few partners.** A job type with 1 to 3 (`FEW_PARTNERS`) measured partners
+//! on a GPU type (a new job profiled against a few reference jobs) has its predicted ratios
+//! there scaled by its shrunk mean log residual on those reference pairs, each predicted out
+//! of fold (`calibrate_few_partners`).
+//!
 //! **Evaluation.** [`evaluate_split`] draws a held-out set ([`held_out_pairs`]: per GPU type,
 //! pairs on every type, job types or model families, with optional reference partners) and
 //! scores the predictor trained on the rest ([`evaluate_pairs`], which also takes a held-out
@@ -176,6 +181,16 @@ impl LearnedPredictor {
         inputs: &CostInputs,
         config: &PredictorConfig,
     ) -> Result<LearnedPredictor, CostError> {
+        Self::train_with(inputs, config, true)
+    }
+
+    /// [`train`](Self::train), with or without the calibration of few-partner jobs
+    /// ([`calibrate_few_partners`]; the shadow fits it makes are trained without it).
+    fn train_with(
+        inputs: &CostInputs,
+        config: &PredictorConfig,
+        calibrate: bool,
+    ) -> Result<LearnedPredictor, CostError> {
         check_config(config)?;
         let features = Features::new(inputs, config.features);
         let samples = training_samples(inputs);
@@ -242,6 +257,9 @@ impl LearnedPredictor {
                 predicted[[g, a, b]] = solo * r;
             }
         }
+        if calibrate && config.features == FeatureSet::ColdStart {
+            calibrate_few_partners(inputs, config, &mut predicted)?;
+        }
         Ok(LearnedPredictor {
             inputs: inputs.clone(),
             predicted,
@@ -262,6 +280,100 @@ impl LearnedPredictor {
         self.count
     }
 }
+
+/// The measured partners (other job types) of each job type with at most [`FEW_PARTNERS`] of
+/// them on a GPU type, sorted by the partner's solo throughput there (then index), keyed by
+/// `(gpu, job)`: jobs known from a few reference partners.
+fn few_partner_jobs(inputs: &CostInputs) -> Vec<((usize, usize), Vec<usize>)> {
+    let mut out = Vec::new();
+    for g in 0..inputs.gpu_types().len() {
+        for a in inputs.single_gpu_jobs_on(g) {
+            let mut partners: Vec<(f64, usize)> = inputs
+                .single_gpu_jobs_on(g)
+                .filter(|&b| {
+                    b != a && matches!(inputs.colocation(g, a, b), Colocation::Measured { .. })
+                })
+                .filter_map(|b| inputs.solo(g, b).map(|v| (v, b)))
+                .collect();
+            if partners.is_empty() || partners.len() > FEW_PARTNERS {
+                continue;
+            }
+            partners.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+            out.push(((g, a), partners.into_iter().map(|p| p.1).collect()));
+        }
+    }
+    out
+}
+
+/// Calibrates the predictions of a job known from a few partners ([`few_partner_jobs`]) by
+/// its reference pairs: its predicted ratio beside any partner on GPU type `g` is multiplied by
+/// `exp(sum / (n + RIDGE))`, the sum over its `n` measured partners on `g` of
+/// `ln(measured / predicted)`, each predicted out of fold. The folds: fold `i` removes each
+/// such job's `i`-th partner (both directions, that GPU type only) and trains the predictor
+/// without calibration (`1 / CALIBRATION_TREES` of the trees) on the rest, so each reference pair
+/// is predicted as the job's other pairs are, from a table without it. Only the job's own
+/// ratio (its sensitivity) is calibrated: the partners' ratios beside it vary with each
+/// partner's own sensitivity, and calibrating them did not help (`docs/costs.md`, fifteenth
+/// session). Reads only `inputs`; a table without such jobs is left as it is (no fit), and so
+/// is one whose shadow fit fails (too few samples). `FEW_PARTNERS` extra fits.
+fn calibrate_few_partners(
+    inputs: &CostInputs,
+    config: &PredictorConfig,
+    predicted: &mut Array3<f64>,
+) -> Result<(), CostError> {
+    let few = few_partner_jobs(inputs);
+    if few.is_empty() {
+        return Ok(());
+    }
+    let shadow = PredictorConfig {
+        trees: config.trees.div_ceil(CALIBRATION_TREES),
+        ..*config
+    };
+    // Per (gpu, job): sum of ln(measured / out-of-fold predicted) and count.
+    let mut residuals: HashMap<(usize, usize), (f64, f64)> = HashMap::new();
+    for fold in 0..FEW_PARTNERS {
+        let removed: Vec<(usize, usize, usize)> = few
+            .iter()
+            .filter_map(|((g, a), ps)| ps.get(fold).map(|&b| (*g, (*a).min(b), (*a).max(b))))
+            .collect();
+        if removed.is_empty() {
+            continue;
+        }
+        // A table too small to lose these pairs (too few samples left) is not calibrated.
+        let Ok(model) =
+            LearnedPredictor::train_with(&inputs.without_pairs(&removed), &shadow, false)
+        else {
+            return Ok(());
+        };
+        for &((g, a), ref ps) in &few {
+            let Some(&b) = ps.get(fold) else { continue };
+            if let (Colocation::Measured { own, .. }, Some(p)) =
+                (inputs.colocation(g, a, b), model.pair_throughput(g, a, b))
+            {
+                let e = residuals.entry((g, a)).or_insert((0.0, 0.0));
+                e.0 += (own / p).ln();
+                e.1 += 1.0;
+            }
+        }
+    }
+    for (&(g, a), &(sum, n)) in &residuals {
+        let factor = calibration_factor(sum, n);
+        predicted
+            .slice_mut(ndarray::s![g, a, ..])
+            .mapv_inplace(|v| v * factor);
+    }
+    Ok(())
+}
+
+/// The calibration factor of a job with `n` reference pairs whose log residuals sum to `sum`:
+/// their mean, shrunk toward 0 with the additive model's ridge weight ([`RIDGE`] samples).
+fn calibration_factor(sum: f64, n: f64) -> f64 {
+    (sum / (n + RIDGE)).exp()
+}
+
+/// The shadow fits of [`calibrate_few_partners`] use `1 / CALIBRATION_TREES` of the trees
+/// (the factor averages over partners and trees; this keeps the extra cost near one fit).
+const CALIBRATION_TREES: usize = 3;
 
 /// Trains the learner on `samples` with `features` and returns the predicted ratio of each of
 /// `targets` (`(gpu, job, other)`).
@@ -1651,6 +1763,67 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The calibration of jobs known from a few partners finds exactly the held-out job types
+    /// of a `job` split with reference partners (nothing in the full table), and scales each
+    /// one's predicted ratios on a GPU type by one factor, leaving every other prediction as
+    /// it is.
+    #[test]
+    fn few_partner_calibration_scales_only_few_partner_jobs() {
+        let inputs = gavel();
+        assert!(few_partner_jobs(&inputs).is_empty());
+        let split = SplitConfig {
+            split: Split::Job,
+            holdout: 0.2,
+            reference_partners: 3,
+        };
+        let test = held_out_pairs(&inputs, &split, 1).unwrap();
+        let held = held_out_jobs(&inputs, &split, 1).unwrap();
+        let masked = inputs.without_pairs(&test);
+        let few = few_partner_jobs(&masked);
+        let expected = (0..3)
+            .flat_map(|g| masked.single_gpu_jobs_on(g).map(move |h| (g, h)))
+            .filter(|&(_, h)| held[h])
+            .count();
+        assert_eq!(few.len(), expected);
+        for ((g, a), partners) in &few {
+            assert!(held[*a] && !partners.is_empty() && partners.len() <= FEW_PARTNERS);
+            let solos: Vec<f64> = partners
+                .iter()
+                .map(|&b| masked.solo(*g, b).unwrap())
+                .collect();
+            assert!(solos.windows(2).all(|w| w[0] <= w[1]));
+        }
+        let config = PredictorConfig {
+            trees: 8,
+            ..PredictorConfig::default()
+        };
+        let plain = LearnedPredictor::train_with(&masked, &config, false).unwrap();
+        let calibrated = LearnedPredictor::train(&masked, &config).unwrap();
+        let mut scaled = 0;
+        for g in 0..3 {
+            for a in masked.single_gpu_jobs_on(g) {
+                let is_few = few.iter().any(|(key, _)| *key == (g, a));
+                let mut factor = None;
+                for b in masked.single_gpu_jobs_on(g) {
+                    let (Some(p), Some(c)) = (
+                        plain.pair_throughput(g, a, b),
+                        calibrated.pair_throughput(g, a, b),
+                    ) else {
+                        continue;
+                    };
+                    if !is_few || !plain.is_predicted(g, a, b) {
+                        assert_eq!(p, c);
+                        continue;
+                    }
+                    let f = *factor.get_or_insert(c / p);
+                    assert!((c / p - f).abs() < 1e-9 * f);
+                    scaled += usize::from(f != 1.0);
+                }
+            }
+        }
+        assert!(scaled > 0);
     }
 
     #[test]
