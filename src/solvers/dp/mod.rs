@@ -240,7 +240,8 @@ impl Dp {
         // Largest reduced-cost gap of any choice: past it nothing more can be kept.
         let mut widest = widest(&classes, &mu);
         // Whether the multipliers were refined by smoothing (step 2), once per solve; the
-        // smoothing's (mu, L) once computed, and the states the next run is predicted to make.
+        // smoothing's (mu, L) once computed and not yet taken; and the states predicted for a
+        // plain run at the next step (0 when unknown: before two runs of growing states).
         let mut smoothed = false;
         let mut smoothing: Option<(Vec<f64>, f64)> = None;
         let mut next_states = 0u64;
@@ -283,18 +284,25 @@ impl Dp {
             // floor, whatever the multipliers), so the next run keeps its floor under the new
             // bound; only what was computed at the old mu (tables, growth) is dropped.
             // The smoothing is made as soon as the states so far plus those predicted for the
-            // next run reach the trigger, and taken then only if its L is below the last run's
-            // floor (it proves more than the runs have); otherwise it waits until the states
-            // themselves reach the trigger, and is taken then if it lowers L at all (docs/
-            // solver.md step 2, "When to smooth").
+            // next run reach the trigger, and taken before a run only if its L proves more than
+            // the runs have (below the last run's floor; for integral values, below the
+            // ceiling's integer); otherwise it is kept, tested so again before the next run,
+            // and taken once the states themselves reach the trigger if it lowers L at all
+            // (docs/solver.md step 5, "When to smooth").
             let due = states >= self.smooth_after_states;
             if !smoothed && (due || states.saturating_add(next_states) >= self.smooth_after_states)
             {
                 let (better_mu, better_bound) = smoothing
                     .take()
                     .unwrap_or_else(|| smooth_multipliers(&classes, &problem.capacity));
-                let proved = if due { tol } else { last_run_gap.max(tol) };
-                if better_bound >= bound - proved {
+                let take = if due {
+                    better_bound < bound - tol
+                } else if integral {
+                    (better_bound + tol).floor() < ceiling
+                } else {
+                    better_bound < bound - last_run_gap.max(tol)
+                };
+                if !take {
                     if due {
                         smoothed = true;
                     } else {
