@@ -33,7 +33,9 @@
 //! **Jobs known from a few partners.** A job type with 1 to 3 (`FEW_PARTNERS`) measured partners
 //! on a GPU type (a new job profiled against a few reference jobs) has its predicted ratios
 //! there scaled by its shrunk mean log residual on those reference pairs, each predicted out
-//! of fold (`calibrate_few_partners`).
+//! of fold (`calibrate_few_partners`). Every other job is corrected in the same way in both
+//! roles, its sensitivity and its pressure on partners, from residuals predicted in 3 folds
+//! (`calibrate_all_jobs`).
 //!
 //! **Evaluation.** [`evaluate_split`] draws a held-out set ([`held_out_pairs`]: per GPU type,
 //! pairs on every type, job types or model families, with optional reference partners) and
@@ -259,6 +261,7 @@ impl LearnedPredictor {
         }
         if calibrate && config.features == FeatureSet::ColdStart {
             calibrate_few_partners(inputs, config, &mut predicted)?;
+            calibrate_all_jobs(inputs, config, &mut predicted)?;
         }
         Ok(LearnedPredictor {
             inputs: inputs.clone(),
@@ -364,6 +367,123 @@ fn calibrate_few_partners(
     }
     Ok(())
 }
+
+/// Calibrates every job type with more than [`FEW_PARTNERS`] measured partners on a GPU type
+/// (those with fewer are [`calibrate_few_partners`]'s) by its out-of-fold residuals there, in
+/// both roles: its predicted ratio beside any partner on `g` (its sensitivity) is multiplied by
+/// `exp(CALIBRATION_SHRINK * sum / (n + RIDGE))`, the sum over its `n` measured pairs on `g` of
+/// `ln(measured / predicted)` of its own throughput, and each partner's predicted ratio beside
+/// it (its pressure) by the same of the partners' throughputs beside it. The folds: the
+/// measured pairs of distinct job types (unordered, all GPU types) are shuffled with the
+/// config's seed and dealt into [`CALIBRATION_FOLDS`] folds; each fold is removed (both
+/// directions) and the predictor trained without calibration (`1 / CALIBRATION_TREES` of the
+/// trees) on the rest predicts it. The two factors are estimated from the same residuals, so
+/// each is halved in the log ([`CALIBRATION_SHRINK`]) rather than applied in full. The rows of
+/// few-partner jobs are left to [`calibrate_few_partners`] (their factor, from uncalibrated
+/// shadow fits, already carries their partners' pressure on their references). Reads only
+/// `inputs`; a table without such jobs, or whose shadow fit fails, is left as it is.
+/// `CALIBRATION_FOLDS` extra fits.
+fn calibrate_all_jobs(
+    inputs: &CostInputs,
+    config: &PredictorConfig,
+    predicted: &mut Array3<f64>,
+) -> Result<(), CostError> {
+    if let Some((sens, press)) = job_biases(inputs, config) {
+        let few: Vec<(usize, usize)> = few_partner_jobs(inputs).into_iter().map(|p| p.0).collect();
+        apply_biases(predicted, &sens, &press, &few);
+    }
+    Ok(())
+}
+
+/// The factors of [`calibrate_all_jobs`]: `(sensitivity, pressure)`, each indexed `[gpu, job]`
+/// (1 for a job not calibrated on that type); `None` when nothing is calibrated.
+fn job_biases(inputs: &CostInputs, config: &PredictorConfig) -> Option<(Array2<f64>, Array2<f64>)> {
+    let k = inputs.gpu_types().len();
+    let j = inputs.job_types().len();
+    let mut pairs: Vec<(usize, usize, usize)> = inputs
+        .measured_single_gpu_pairs()
+        .into_iter()
+        .filter(|&(_, a, b)| a != b)
+        .collect();
+    let mut partners = Array2::<usize>::zeros((k, j));
+    for &(g, a, b) in &pairs {
+        partners[[g, a]] += 1;
+        partners[[g, b]] += 1;
+    }
+    let many = |g: usize, a: usize| partners[[g, a]] > FEW_PARTNERS;
+    if !pairs.iter().any(|&(g, a, b)| many(g, a) || many(g, b)) {
+        return None;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5ca1_ab1e);
+    pairs.shuffle(&mut rng);
+    let shadow = PredictorConfig {
+        trees: config.trees.div_ceil(CALIBRATION_TREES),
+        ..*config
+    };
+    // Sums of log residuals and their counts, by the job's own role and by the partner's.
+    let mut sens = Array2::<f64>::zeros((k, j));
+    let mut sens_n = Array2::<f64>::zeros((k, j));
+    let mut press = Array2::<f64>::zeros((k, j));
+    let mut press_n = Array2::<f64>::zeros((k, j));
+    for fold in 0..CALIBRATION_FOLDS {
+        let removed: Vec<(usize, usize, usize)> = pairs
+            .iter()
+            .skip(fold)
+            .step_by(CALIBRATION_FOLDS)
+            .copied()
+            .collect();
+        // A table too small to lose these pairs (too few samples left) is not calibrated.
+        let model =
+            LearnedPredictor::train_with(&inputs.without_pairs(&removed), &shadow, false).ok()?;
+        for &(g, a, b) in &removed {
+            for (x, y) in [(a, b), (b, a)] {
+                if let (Colocation::Measured { own, .. }, Some(p)) =
+                    (inputs.colocation(g, x, y), model.pair_throughput(g, x, y))
+                {
+                    let r = (own / p).ln();
+                    if many(g, x) {
+                        sens[[g, x]] += r;
+                        sens_n[[g, x]] += 1.0;
+                    }
+                    if many(g, y) {
+                        press[[g, y]] += r;
+                        press_n[[g, y]] += 1.0;
+                    }
+                }
+            }
+        }
+    }
+    let factor = |sum: f64, n: f64| (CALIBRATION_SHRINK * sum / (n + RIDGE)).exp();
+    let sens = ndarray::Zip::from(&sens)
+        .and(&sens_n)
+        .map_collect(|&s, &n| factor(s, n));
+    let press = ndarray::Zip::from(&press)
+        .and(&press_n)
+        .map_collect(|&s, &n| factor(s, n));
+    Some((sens, press))
+}
+
+/// Multiplies each predicted `[g, a, b]` by `sens[[g, a]] * press[[g, b]]`, except the rows
+/// `(g, a)` in `few` (jobs calibrated by [`calibrate_few_partners`]).
+fn apply_biases(
+    predicted: &mut Array3<f64>,
+    sens: &Array2<f64>,
+    press: &Array2<f64>,
+    few: &[(usize, usize)],
+) {
+    for ((g, a, b), v) in predicted.indexed_iter_mut() {
+        if few.contains(&(g, a)) {
+            continue;
+        }
+        *v *= sens[[g, a]] * press[[g, b]];
+    }
+}
+
+/// The folds of [`calibrate_all_jobs`].
+const CALIBRATION_FOLDS: usize = 3;
+
+/// The share of [`calibrate_all_jobs`]'s mean log residuals applied, in each role.
+const CALIBRATION_SHRINK: f64 = 0.5;
 
 /// The calibration factor of a job with `n` reference pairs whose log residuals sum to `sum`:
 /// their mean, shrunk toward 0 with the additive model's ridge weight ([`RIDGE`] samples).
@@ -1801,6 +1921,8 @@ mod tests {
         };
         let plain = LearnedPredictor::train_with(&masked, &config, false).unwrap();
         let calibrated = LearnedPredictor::train(&masked, &config).unwrap();
+        // The calibration of every other job ([`calibrate_all_jobs`]) is divided out.
+        let (sens, press) = job_biases(&masked, &config).unwrap();
         let mut scaled = 0;
         for g in 0..3 {
             for a in masked.single_gpu_jobs_on(g) {
@@ -1813,8 +1935,13 @@ mod tests {
                     ) else {
                         continue;
                     };
-                    if !is_few || !plain.is_predicted(g, a, b) {
+                    if !plain.is_predicted(g, a, b) {
                         assert_eq!(p, c);
+                        continue;
+                    }
+                    if !is_few {
+                        let c = c / (sens[[g, a]] * press[[g, b]]);
+                        assert!((c / p - 1.0).abs() < 1e-9);
                         continue;
                     }
                     let f = *factor.get_or_insert(c / p);
@@ -1824,6 +1951,70 @@ mod tests {
             }
         }
         assert!(scaled > 0);
+    }
+
+    #[test]
+    fn job_calibration_scales_by_row_and_column_and_spares_measured_pairs() {
+        let inputs = gavel();
+        let split = SplitConfig {
+            split: Split::PerType,
+            holdout: 0.2,
+            reference_partners: 0,
+        };
+        let masked = inputs.without_pairs(&held_out_pairs(&inputs, &split, 0).unwrap());
+        assert!(few_partner_jobs(&masked).is_empty());
+        let config = PredictorConfig {
+            trees: 8,
+            ..PredictorConfig::default()
+        };
+        let (sens, press) = job_biases(&masked, &config).unwrap();
+        let moved = |f: &Array2<f64>| f.iter().filter(|&&v| v != 1.0).count();
+        assert!(moved(&sens) > 0 && moved(&press) > 0);
+        assert!(
+            sens.iter()
+                .chain(press.iter())
+                .all(|&v| v.is_finite() && v > 0.0)
+        );
+        // A job with no measured pair on a type keeps factor 1 there.
+        for g in 0..3 {
+            for a in 0..masked.job_types().len() {
+                let paired = masked
+                    .measured_single_gpu_pairs()
+                    .iter()
+                    .any(|&(h, x, y)| h == g && x != y && (x == a || y == a));
+                if !paired {
+                    assert_eq!((sens[[g, a]], press[[g, a]]), (1.0, 1.0));
+                }
+            }
+        }
+        let plain = LearnedPredictor::train_with(&masked, &config, false).unwrap();
+        let calibrated = LearnedPredictor::train(&masked, &config).unwrap();
+        let mut checked = 0;
+        for g in 0..3 {
+            for a in masked.single_gpu_jobs_on(g) {
+                for b in masked.single_gpu_jobs_on(g) {
+                    let (Some(p), Some(c)) = (
+                        plain.pair_throughput(g, a, b),
+                        calibrated.pair_throughput(g, a, b),
+                    ) else {
+                        continue;
+                    };
+                    if !plain.is_predicted(g, a, b) {
+                        assert_eq!(p, c);
+                        continue;
+                    }
+                    let f = sens[[g, a]] * press[[g, b]];
+                    assert!((c / p - f).abs() < 1e-9 * f);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 0);
+        // Without jobs of more than `FEW_PARTNERS` partners nothing is calibrated.
+        let mut sparse = masked.clone();
+        let keep = sparse.measured_single_gpu_pairs();
+        sparse = sparse.without_pairs(&keep[FEW_PARTNERS..]);
+        assert!(job_biases(&sparse, &config).is_none());
     }
 
     #[test]
