@@ -1885,6 +1885,33 @@ mod tests {
         }
     }
 
+    /// The partners `b` of job `a` on GPU type `g` whose pair both models predict, with the
+    /// uncalibrated and the calibrated throughput of `a`; a measured pair must be the same in
+    /// both (calibration touches predictions only).
+    fn predicted_pairs(
+        inputs: &CostInputs,
+        plain: &LearnedPredictor,
+        calibrated: &LearnedPredictor,
+        g: usize,
+        a: usize,
+    ) -> Vec<(usize, f64, f64)> {
+        let mut out = Vec::new();
+        for b in inputs.single_gpu_jobs_on(g) {
+            let (Some(p), Some(c)) = (
+                plain.pair_throughput(g, a, b),
+                calibrated.pair_throughput(g, a, b),
+            ) else {
+                continue;
+            };
+            if plain.is_predicted(g, a, b) {
+                out.push((b, p, c));
+            } else {
+                assert_eq!(p, c);
+            }
+        }
+        out
+    }
+
     /// The calibration of jobs known from a few partners finds exactly the held-out job types
     /// of a `job` split with reference partners (nothing in the full table), and scales each
     /// one's predicted ratios on a GPU type by one factor, leaving every other prediction as
@@ -1928,17 +1955,7 @@ mod tests {
             for a in masked.single_gpu_jobs_on(g) {
                 let is_few = few.iter().any(|(key, _)| *key == (g, a));
                 let mut factor = None;
-                for b in masked.single_gpu_jobs_on(g) {
-                    let (Some(p), Some(c)) = (
-                        plain.pair_throughput(g, a, b),
-                        calibrated.pair_throughput(g, a, b),
-                    ) else {
-                        continue;
-                    };
-                    if !plain.is_predicted(g, a, b) {
-                        assert_eq!(p, c);
-                        continue;
-                    }
+                for (b, p, c) in predicted_pairs(&masked, &plain, &calibrated, g, a) {
                     if !is_few {
                         let c = c / (sens[[g, a]] * press[[g, b]]);
                         assert!((c / p - 1.0).abs() < 1e-9);
@@ -1992,17 +2009,7 @@ mod tests {
         let mut checked = 0;
         for g in 0..3 {
             for a in masked.single_gpu_jobs_on(g) {
-                for b in masked.single_gpu_jobs_on(g) {
-                    let (Some(p), Some(c)) = (
-                        plain.pair_throughput(g, a, b),
-                        calibrated.pair_throughput(g, a, b),
-                    ) else {
-                        continue;
-                    };
-                    if !plain.is_predicted(g, a, b) {
-                        assert_eq!(p, c);
-                        continue;
-                    }
+                for (b, p, c) in predicted_pairs(&masked, &plain, &calibrated, g, a) {
                     let f = sens[[g, a]] * press[[g, b]];
                     assert!((c / p - f).abs() < 1e-9 * f);
                     checked += 1;
