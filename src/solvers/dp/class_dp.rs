@@ -634,6 +634,7 @@ impl ClassDp<'_> {
                 core,
                 &sfx,
                 mu,
+                2,
                 self.tables,
                 table_cells(self.max_states),
             )

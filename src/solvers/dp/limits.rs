@@ -25,6 +25,22 @@ pub(super) const SOLVE_BUDGET: u64 = 2;
 /// still solves the hard 300-job round in 1.5 s.
 pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
 
+/// Default of `Dp::single_tables_after_states`: a run of this many states or more turns on the
+/// type tables of single types for the later runs, until the pairs' come on
+/// ([`TABLES_AFTER_STATES`]). They cost little to build (one grid of rooms per binding type,
+/// `add_copies` for classes of many jobs) and see each type's integrality, which the last runs
+/// of the 1,000-job Gavel rounds pay for (docs/solver.md step 5). Chosen by instruction counts
+/// on 19 rounds (docs/performance.md, "Sixteenth session"): 1,000 won on two 1,000-job rounds
+/// and lost twice as much on a 10,000-job one; 4,000 left 1k-4 at 76,955 states.
+pub(super) const SINGLE_TABLES_AFTER_STATES: u64 = 2_000;
+
+/// The fixing and tables of single types are made for this many times the gap of the run that
+/// needs them, and rebuilt for a run past it (the tables are cheap; a wider fixing keeps more
+/// classes in the core). Chosen among 1, 1.25, 1.5 and 2.5 on the same rounds: 2.5 made 10k-5
+/// 97,088 states instead of 11,077, 1.5 made the 1,000-job rounds slower, 1 rebuilt for runs
+/// the wider fixing serves.
+pub(super) const SINGLE_SPAN: f64 = 1.25;
+
 /// The tables also come on after a run whose states, times their growth over the run before
 /// it, exceed this many times [`TABLES_AFTER_STATES`]: the states of plain runs grow by 4 to
 /// 7 per doubling of the gap on the rounds of large integrality gap, so such a run predicts a
@@ -215,6 +231,11 @@ pub(super) const TABLE_GRID: usize = 1 << 18;
 /// than the work budget allowed (single-type tables, 7.9 M states, refused); at 2.5 x 0.145
 /// one build serves every run (3.6 s in all).
 pub(super) const TABLE_SPAN: f64 = 2.5;
+
+/// Classes of at least this many jobs are added to the type tables by `add_copies` (one pass
+/// over the grid, with a sliding-window maximum); smaller ones one job at a time, whose plain
+/// passes cost less than the window's bookkeeping for one or two jobs.
+pub(super) const COPIES_AFTER: usize = 3;
 
 /// A step of the class DP whose counts that fit span fewer than this many values scans them
 /// all; a longer one finds the counts above the floor by bisection on the concave probe bound

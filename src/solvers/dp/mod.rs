@@ -25,9 +25,9 @@
 //!    count vector chosen choice by choice (the last step places the class's remaining jobs,
 //!    the counts kept are an interval of a concave bound), states are unit vectors over the
 //!    types that can bind (dominance: the larger value wins), pruned by capacity and by
-//!    Lagrangian bounds at several probe prices; on
-//!    expensive runs also by [`tables`], partial relaxations that keep the capacities of two
-//!    types exact and see the integrality the LP bound cannot.
+//!    Lagrangian bounds at several probe prices; once a run has 2,000 states also by
+//!    [`tables`], partial relaxations that keep the capacity of one type exact (of pairs of
+//!    types on expensive runs) and see the integrality the LP bound cannot.
 //!
 //! The tuning constants are all in [`limits`].
 //!
@@ -67,9 +67,9 @@ use fixing::{Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
     ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, FLAT_GROWTH, MIN_STEP,
-    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RUN_GROWTH, SLOW_GROWTH, SMOOTH_AFTER_STATES,
-    SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
-    TABLES_PREDICTED, TOLERANCE, table_cells,
+    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RUN_GROWTH, SINGLE_SPAN, SINGLE_TABLES_AFTER_STATES,
+    SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE,
+    TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE, table_cells,
 };
 use tables::{TypeTables, strongest_fit};
 
@@ -149,6 +149,35 @@ pub struct Dp {
     /// Most states of a run without the type tables before it is stopped and made again with
     /// them (default 250,000). Any value gives the optimum; the unit tests set 1.
     pub(crate) plain_run_states: u64,
+    /// Once a gap-deepening run creates this many states (default 2,000), the later runs
+    /// bound their states by the exact tables of single types until those of pairs come on
+    /// (`tables_after_states`), and the gap grows by 1.25 per run. Any value gives the optimum;
+    /// 0 turns them on after the first run (whose work budget, counted on the states made so
+    /// far, is 0; the unit tests set it).
+    pub(crate) single_tables_after_states: u64,
+}
+
+/// Which type tables (docs/solver.md step 6) the runs of a solve bound their states with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Tables {
+    /// None: the probes' bound only.
+    Off,
+    /// One table per binding type: cheap (a grid of one type's rooms), kept for the runs
+    /// within [`SINGLE_SPAN`] times the gap they were made for.
+    Single,
+    /// Pairs of binding types where they fit the work budget (else single types), kept for
+    /// the runs within [`TABLE_SPAN`] times the gap they were made for.
+    Strongest,
+}
+
+impl Tables {
+    /// The most types of a table's set.
+    fn most(self) -> usize {
+        match self {
+            Tables::Strongest => 2,
+            _ => 1,
+        }
+    }
 }
 
 impl Default for Dp {
@@ -158,6 +187,7 @@ impl Default for Dp {
             tables_after_states: TABLES_AFTER_STATES,
             smooth_after_states: SMOOTH_AFTER_STATES,
             plain_run_states: PLAIN_RUN_STATES,
+            single_tables_after_states: SINGLE_TABLES_AFTER_STATES,
         }
     }
 }
@@ -260,7 +290,15 @@ impl Dp {
         // ADAPT_AFTER_STATES or more (0 before).
         let mut steepest = 0.0f64;
         let tas = self.tables_after_states;
-        let mut tables_on = tas == 0;
+        let single_after = self.single_tables_after_states;
+        let from_start = if tas == 0 {
+            Tables::Strongest
+        } else if single_after == 0 {
+            Tables::Single
+        } else {
+            Tables::Off
+        };
+        let mut tables = from_start;
         // The states the tables' work budget is counted on (TABLE_WORK_PER_STATE each): the
         // solve's states, or more when the tables came on by prediction.
         let mut table_basis = 0u64;
@@ -273,7 +311,7 @@ impl Dp {
         let mut largest_gap = 0.0f64;
         let mut g = FIRST_GAP * bound.abs().max(1.0);
         // The fixing of the last runs with tables, the gap it was made for, and its tables.
-        let mut cached: Option<(f64, Fixed, Option<TypeTables>)> = None;
+        let mut cached: Option<(f64, Tables, Fixed, Option<TypeTables>)> = None;
         let mut runs = 0u64;
         let mut core_jobs: u64;
         let mut core_classes: u64;
@@ -320,7 +358,7 @@ impl Dp {
                     cached = None;
                     (last_states, last_run_gap, steepest) = (0, 0.0, 0.0);
                     (largest_run, largest_gap) = (0, 0.0);
-                    tables_on = tas == 0;
+                    tables = from_start;
                     table_basis = 0;
                     if integral {
                         ceiling = ceiling.min((bound + tol).floor());
@@ -367,14 +405,12 @@ impl Dp {
             // The tables may cost as much as TABLE_WORK_PER_STATE cell updates per state the
             // solve has created so far (a cheap solve never pays more for them than for its
             // states), at most TABLE_WORK.
-            let table_work = match (tables_on, tas) {
-                (false, _) => 0,
-                (true, 0) => TABLE_WORK,
-                (true, _) => {
-                    usize::try_from(states.max(table_basis).saturating_mul(TABLE_WORK_PER_STATE))
-                        .unwrap_or(usize::MAX)
-                        .min(TABLE_WORK)
-                }
+            let table_work = match (tables, tas) {
+                (Tables::Off, _) => 0,
+                (_, 0) => TABLE_WORK,
+                _ => usize::try_from(states.max(table_basis).saturating_mul(TABLE_WORK_PER_STATE))
+                    .unwrap_or(usize::MAX)
+                    .min(TABLE_WORK),
             };
             // With the tables on, the fixing and its tables are made for a gap TABLE_SPAN
             // times this run's and kept for the next runs while their gap stays within it:
@@ -386,7 +422,12 @@ impl Dp {
                     let full = if last {
                         gap
                     } else {
-                        (gap * TABLE_SPAN).min(incumbent_gap)
+                        let span = if tables == Tables::Single {
+                            SINGLE_SPAN
+                        } else {
+                            TABLE_SPAN
+                        };
+                        (gap * span).min(incumbent_gap)
                     };
                     // The widest fixing, from `full` down to the run's own gap, whose pair
                     // tables fit the work budget (a wider fixing keeps more classes and choices,
@@ -401,6 +442,7 @@ impl Dp {
                             &fixed.core,
                             sfx,
                             &mu,
+                            tables.most(),
                             table_work,
                             max_cells,
                         )
@@ -423,6 +465,7 @@ impl Dp {
                             &fixed.kept,
                             &fixed.core,
                             &sfx,
+                            tables.most(),
                             table_work,
                             max_cells,
                         ) {
@@ -447,11 +490,14 @@ impl Dp {
                     }
                 };
                 // Rebuilt when this run's gap is past it, or when no tables could be built.
-                let (at, fixed, tables) = &*match cached.take() {
-                    Some(c) if c.0 >= gap && c.2.is_some() => cached.insert(c),
-                    _ => cached.insert(build()),
+                let (at, _, fixed, built) = &*match cached.take() {
+                    Some(c) if c.0 >= gap && c.1 == tables && c.3.is_some() => cached.insert(c),
+                    _ => {
+                        let (at, fixed, built) = build();
+                        cached.insert((at, tables, fixed, built))
+                    }
                 };
-                (fixed, tables.as_ref(), *at)
+                (fixed, built.as_ref(), *at)
             } else {
                 own = setup(gap);
                 (&own, None, gap)
@@ -470,7 +516,7 @@ impl Dp {
                 states: 0,
                 // A plain run (no tables) may take `plain_run_states` at most: past them it is
                 // stopped and made again with the tables (below).
-                limit: if tables_on {
+                limit: if tables == Tables::Strongest {
                     budget.saturating_sub(states)
                 } else {
                     budget.saturating_sub(states).min(self.plain_run_states)
@@ -486,12 +532,13 @@ impl Dp {
             // the type tables, whose bound prunes far more; the smoothing of step 2 comes first
             // (the states are past its trigger). The limit only chooses how this gap is searched:
             // a run that stops proves nothing, and the next one searches the same gap.
-            if found.is_err() && !tables_on && states < budget {
-                tables_on = true;
+            if found.is_err() && tables != Tables::Strongest && states < budget {
+                tables = Tables::Strongest;
                 table_basis = states;
                 continue;
             }
-            let steady = tables_on;
+            let steady = tables == Tables::Strongest;
+            let tables_on = tables != Tables::Off;
             // The tables come on past TABLES_AFTER_STATES states, or when this run's growth
             // over the one before predicts the next plain run (at the step `plain`) far past
             // it.
@@ -502,15 +549,18 @@ impl Dp {
             let plain = plain_growth(steepest);
             let predicted = dp.states as f64 * per_doubling.unwrap_or(0.0).powf(plain.log2());
             next_states = predicted as u64;
-            if !tables_on
+            if tables != Tables::Strongest
                 && (dp.states > tas
                     || (last_states > 0 && predicted > (TABLES_PREDICTED * tas) as f64))
             {
-                tables_on = true;
+                tables = Tables::Strongest;
                 // The tables' work budget counts the run the plain DP would have made next:
                 // with tables that prune well the later runs stay small, and a budget of the
                 // states actually created would then refuse the pairs their own rebuild.
                 table_basis = states.max(predicted as u64);
+            } else if tables == Tables::Off && dp.states >= single_after {
+                tables = Tables::Single;
+                table_basis = states;
             }
             last_states = dp.states;
             let found = found?;
@@ -601,7 +651,7 @@ impl Dp {
             // states each, at gaps 1e-9 to 0.002 of L, before the fixing changed at 0.004).
             let flat =
                 dp.states >= ADAPT_AFTER_STATES && per_doubling.is_some_and(|d| d < FLAT_GROWTH);
-            if steady || flat || dp.dropped == f64::NEG_INFINITY {
+            if tables_on || flat || dp.dropped == f64::NEG_INFINITY {
                 g = g.max((bound - dp.dropped).min(next_gap(&classes, &mu, fixed_gap, tol)));
             }
         };
@@ -667,6 +717,42 @@ mod tests {
             let dp = Dp {
                 smooth_after_states: trigger,
                 ..smoothing(tables)
+            };
+            testing::agree(&dp, &instance, &DenseDp::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// The single types' tables from the second run, and the pairs' after `pairs` states
+        /// (so that small instances meet both levels and the change from one to the other).
+        #[test]
+        fn dp_with_single_type_tables_matches_brute_force(
+            instance in testing::instance(testing::TINY, 1),
+            pairs in prop_oneof![Just(TABLES_AFTER_STATES), 1u64..20],
+        ) {
+            let dp = Dp {
+                single_tables_after_states: 0,
+                tables_after_states: pairs,
+                ..Dp::default()
+            };
+            testing::agree(&dp, &instance, &BruteForce::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// As above on many identical jobs: classes of three jobs or more are added to the
+        /// tables in one pass (`tables::add_copies`).
+        #[test]
+        fn dp_with_single_type_tables_matches_dense_dp_on_copies(
+            instance in testing::instance(testing::SMALL, 15),
+            pairs in prop_oneof![Just(TABLES_AFTER_STATES), 1u64..20],
+        ) {
+            let dp = Dp {
+                single_tables_after_states: 0,
+                tables_after_states: pairs,
+                ..Dp::default()
             };
             testing::agree(&dp, &instance, &DenseDp::default())?;
         }

@@ -8,7 +8,8 @@
 //! room grid gives a bound that is never weaker than the probe bound at mu and sees exactly
 //! that integrality.
 //!
-//! Complexity: O(sets * core jobs * kept choices * grid cells) time to build, 2 (m + 1) grids of
+//! Complexity: O(sets * core jobs * kept choices * grid cells) time to build (O(sets * grid
+//! cells) for a class of several jobs with one choice on the set, [`add_copies`]), 2 (m + 1) grids of
 //! f64 per set for m core classes (at most [`TABLE_CELLS`] cells, 64 MiB); O(sets * K) per bound.
 //! Reference: A. M. Geoffrion, "Lagrangean relaxation for integer programming", Mathematical
 //! Programming Study 2 (1974) 82-114 (a relaxation that keeps some constraints is at least as
@@ -17,7 +18,7 @@
 
 use super::class_dp::{Rest, Suffix};
 use super::classes::{Choice, Class};
-use super::limits::{TABLE_CELLS, TABLE_GRID};
+use super::limits::{COPIES_AFTER, TABLE_CELLS, TABLE_GRID};
 
 /// One set S of one or two binding types and, per layer i, the exact value table of the
 /// remaining core classes i.. with S's capacities kept and the other types priced at mu.
@@ -61,19 +62,22 @@ pub(super) struct TypeTables {
 }
 
 impl TypeTables {
-    /// Tables for the core classes `core` (in layer order) over the binding types (those with
-    /// a grain in `sfx`), or `None` when even the single types' grids exceed `max_cells` (at
-    /// most [`TABLE_CELLS`]) over all layers or their work `max_work` cell updates.
+    /// Tables for the core classes `core` (in layer order) over sets of at most `most` (1 or
+    /// 2) binding types (those with a grain in `sfx`), or `None` when even the single types'
+    /// grids exceed `max_cells` (at most [`TABLE_CELLS`]) over all layers or their work
+    /// `max_work` cell updates.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         classes: &[Class],
         kept: &[Vec<Choice>],
         core: &[usize],
         sfx: &Suffix,
         mu: &[f64],
+        most: usize,
         max_work: usize,
         max_cells: usize,
     ) -> Option<TypeTables> {
-        let sets = sets(classes, kept, core, sfx, max_work, max_cells)?;
+        let sets = sets(classes, kept, core, sfx, most, max_work, max_cells)?;
         let (residual, grain) = (&sfx.residual, &sfx.grain);
         let extent = |t: usize| {
             usize::try_from(residual[t] / grain[t])
@@ -108,7 +112,21 @@ impl TypeTables {
                 }
                 let da = dims[0];
                 let db = dims.get(1).copied().unwrap_or(1);
-                for _job in 0..classes[core[i]].jobs.len() {
+                let jobs = classes[core[i]].jobs.len();
+                // A class with at most one choice that moves on the grid (the common case of
+                // single-type tables: one slot on the type, the others elsewhere) is added in
+                // one pass over the grid instead of one per job (`add_copies`).
+                let one_move = match moves.as_slice() {
+                    _ if jobs < COPIES_AFTER => None,
+                    [] => Some((0, 0, f64::NEG_INFINITY)),
+                    &[m] => Some(m),
+                    _ => None,
+                };
+                if let Some(one) = one_move {
+                    add_copies(&cur, &mut next, (da, db), one, off, jobs);
+                    std::mem::swap(&mut cur, &mut next);
+                }
+                for _job in 0..if one_move.is_some() { 0 } else { jobs } {
                     // Row by row, every move's update of a row right after its first, so that
                     // a row and the rows it reads are in cache (a grid of 2^18 cells is 2 MB).
                     // Each cell sees the same updates in the same order as in a pass per move.
@@ -224,15 +242,108 @@ impl TypeTables {
     }
 }
 
-/// The sets of types [`TypeTables::new`] builds tables for: every pair of binding types when
-/// their grids fit [`TABLE_GRID`] and, over all layers, `max_cells` and [`TABLE_CELLS`], and their work (every
-/// grid once per core job and kept choice) `max_work`; else every single binding type under
-/// the same limits; else `None`.
+/// `next` = `cur` with `jobs` identical jobs added, each taking the grid move `one` = (shift
+/// along the first axis, along the second, value) or a choice off the grid worth `off` (-inf:
+/// none): next(r) = max over c in 0..=jobs of cur(r - c s) + c v + (jobs - c) off, over the c
+/// with r - c s on the grid (c = jobs only, when `off` is -inf). With no move (v = -inf), c = 0.
+///
+/// What `jobs` passes of one job each compute, in one pass: along each chain r0, r0 + s,
+/// r0 + 2s, ... of the grid (r0 - s off it), with d = v - off, next(r0 + k s) = jobs off + k d
+/// + max over j in k - jobs..=k of (cur(r0 + j s) - j d), a maximum over a sliding window,
+/// kept in a monotone deque (O(1) amortized per cell). Each value is formed as
+/// cur(r0 + j s) + c v + (jobs - c) off with c = k - j, the definition's own sum, so its
+/// rounding is of the order of the ulps of the values and of jobs |v| and jobs |off|, as in
+/// the per-job passes, far below the tolerance of the floors. O(cells), where the per-job
+/// passes cost O(jobs * cells).
+/// Reference: the sliding-window maximum of the bounded knapsack, Kellerer, Pferschy and
+/// Pisinger 2004, section 7.2.
+fn add_copies(
+    cur: &[f64],
+    next: &mut [f64],
+    (da, db): (usize, usize),
+    (sa, sb, v): (usize, usize, f64),
+    off: f64,
+    jobs: usize,
+) {
+    let n = jobs as f64;
+    if v == f64::NEG_INFINITY || (sa == 0 && sb == 0) {
+        // No move on the grid (or one that stays in place): every job takes its best value.
+        let each = v.max(off);
+        for (x, &c) in next.iter_mut().zip(cur) {
+            *x = if each == f64::NEG_INFINITY {
+                f64::NEG_INFINITY
+            } else {
+                c + n * each
+            };
+        }
+        return;
+    }
+    if off == f64::NEG_INFINITY {
+        // Every job takes the move: a shift by jobs * s.
+        next.fill(f64::NEG_INFINITY);
+        let (ta, tb) = (sa.saturating_mul(jobs), sb.saturating_mul(jobs));
+        for rb in tb..db {
+            for ra in ta..da {
+                next[rb * da + ra] = cur[(rb - tb) * da + ra - ta] + n * v;
+            }
+        }
+        return;
+    }
+    if sa >= da || sb >= db {
+        // Larger than the grid: no job fits the move, every chain is one cell.
+        for (x, &c) in next.iter_mut().zip(cur) {
+            *x = c + n * off;
+        }
+        return;
+    }
+    let d = v - off;
+    // The window holds (k, cell) of chain positions whose key cur - k d is decreasing. The
+    // keys are compared, and the result formed, as differences of at most `jobs` steps
+    // (cur(j) + (k - j) d, cur(j) + c v + (jobs - c) off): a key cur - k d itself would carry
+    // a rounding error of the order of k |d|, k up to the grid's extent, whatever the values.
+    let mut window: std::collections::VecDeque<(usize, usize)> = std::collections::VecDeque::new();
+    for rb in 0..db {
+        for ra in 0..da {
+            if ra >= sa && rb >= sb {
+                // Not the start of a chain: r - s is on the grid.
+                continue;
+            }
+            window.clear();
+            let (mut a, mut b, mut k) = (ra, rb, 0usize);
+            while a < da && b < db {
+                let at = b * da + a;
+                while window.front().is_some_and(|&(j, _)| j + jobs < k) {
+                    window.pop_front();
+                }
+                while window
+                    .back()
+                    .is_some_and(|&(j, from)| cur[from] + (k - j) as f64 * d <= cur[at])
+                {
+                    window.pop_back();
+                }
+                window.push_back((k, at));
+                let (j, from) = window[0];
+                let c = k - j;
+                next[at] = cur[from] + c as f64 * v + (jobs - c) as f64 * off;
+                a += sa;
+                b += sb;
+                k += 1;
+            }
+        }
+    }
+}
+
+/// The sets of types [`TypeTables::new`] builds tables for: with `most` = 2, every pair of
+/// binding types when their grids fit [`TABLE_GRID`] and, over all layers, `max_cells` and
+/// [`TABLE_CELLS`], and their work (every grid once per core job and kept choice, twice for a
+/// class [`add_copies`] adds) `max_work`; else (or with `most` = 1) every single binding type
+/// under the same limits; else `None`.
 fn sets(
     classes: &[Class],
     kept: &[Vec<Choice>],
     core: &[usize],
     sfx: &Suffix,
+    most: usize,
     max_work: usize,
     max_cells: usize,
 ) -> Option<Vec<Vec<usize>>> {
@@ -245,9 +356,11 @@ fn sets(
     };
     let m = core.len();
     let mut sets: Vec<Vec<usize>> = Vec::new();
-    for (a, &ta) in binding.iter().enumerate() {
-        for &tb in &binding[a + 1..] {
-            sets.push(vec![ta, tb]);
+    if most >= 2 {
+        for (a, &ta) in binding.iter().enumerate() {
+            for &tb in &binding[a + 1..] {
+                sets.push(vec![ta, tb]);
+            }
         }
     }
     // Cells of one set's grid, and of all sets' grids (saturating: capacities may be huge).
@@ -258,12 +371,30 @@ fn sets(
             || sets.iter().any(|s| grid(s) > TABLE_GRID)
             || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS.min(max_cells)
     };
-    // Table work: every set's grid once per core job and kept choice.
-    let moves: usize = core
-        .iter()
-        .map(|&c| classes[c].jobs.len() * kept[c].len())
-        .sum();
-    let work = |sets: &[Vec<usize>]| cells_of(sets).saturating_mul(moves);
+    // Table work, per set: its grid once per core job and kept choice, or twice for a class
+    // that `add_copies` adds in one pass (at least COPIES_AFTER jobs, at most one choice on
+    // the set's types).
+    let passes = |set: &[usize]| -> usize {
+        core.iter()
+            .map(|&c| {
+                let (jobs, width) = (classes[c].jobs.len(), kept[c].len());
+                let on_set = kept[c]
+                    .iter()
+                    .filter(|q| q.gpu.is_some_and(|g| set.contains(&g)))
+                    .count();
+                if jobs >= COPIES_AFTER && on_set <= 1 {
+                    2
+                } else {
+                    jobs.saturating_mul(width)
+                }
+            })
+            .fold(0usize, usize::saturating_add)
+    };
+    let work = |sets: &[Vec<usize>]| {
+        sets.iter().fold(0usize, |a, s| {
+            a.saturating_add(grid(s).saturating_mul(passes(s)))
+        })
+    };
     if too_big(&sets) || work(&sets) > max_work {
         sets = binding.iter().map(|&t| vec![t]).collect();
         if too_big(&sets) || work(&sets) > max_work {
@@ -273,19 +404,21 @@ fn sets(
     Some(sets)
 }
 
-/// Whether [`TypeTables::new`] would build its strongest tables for this core within
-/// `max_work` and `max_cells`: the pairs of binding types, or the single type when only one binds.
+/// Whether [`TypeTables::new`] would build its strongest tables of sets of at most `most`
+/// types for this core within `max_work` and `max_cells`: the pairs of binding types (with
+/// `most` = 2 and two or more binding), else the single types.
 pub(super) fn strongest_fit(
     classes: &[Class],
     kept: &[Vec<Choice>],
     core: &[usize],
     sfx: &Suffix,
+    most: usize,
     max_work: usize,
     max_cells: usize,
 ) -> bool {
     let binding = sfx.grain.iter().filter(|&&g| g > 0).count();
-    sets(classes, kept, core, sfx, max_work, max_cells)
-        .is_some_and(|sets| sets[0].len() == binding.min(2))
+    sets(classes, kept, core, sfx, most, max_work, max_cells)
+        .is_some_and(|sets| sets[0].len() == binding.min(most))
 }
 
 impl TypeTable {
@@ -355,6 +488,46 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// `add_copies` against its definition: the best count c of jobs on the move, every
+        /// other job off the grid.
+        #[test]
+        fn add_copies_is_the_best_count_on_the_move(
+            (da, db) in (1usize..12, 1usize..4),
+            seed in proptest::collection::vec(prop_oneof![1 => Just(f64::NEG_INFINITY), 4 => -10.0f64..10.0], 48),
+            (sa, sb) in (0usize..5, 0usize..3),
+            v in prop_oneof![1 => Just(f64::NEG_INFINITY), 4 => -5.0f64..5.0],
+            off in prop_oneof![1 => Just(f64::NEG_INFINITY), 4 => -5.0f64..5.0],
+            jobs in 1usize..9,
+        ) {
+            let cells = da * db;
+            let cur: Vec<f64> = (0..cells).map(|x| seed[x % seed.len()]).collect();
+            let mut next = vec![0.0; cells];
+            add_copies(&cur, &mut next, (da, db), (sa, sb, v), off, jobs);
+            for rb in 0..db {
+                for ra in 0..da {
+                    let mut want = f64::NEG_INFINITY;
+                    for c in 0..=jobs {
+                        let (ta, tb) = (c * sa, c * sb);
+                        if ta > ra || tb > rb {
+                            break;
+                        }
+                        let from = cur[(rb - tb) * da + ra - ta];
+                        let on = if c == 0 { 0.0 } else { c as f64 * v };
+                        let rest = if c == jobs { 0.0 } else { (jobs - c) as f64 * off };
+                        want = want.max(from + on + rest);
+                    }
+                    let got = next[rb * da + ra];
+                    prop_assert!(
+                        got == want || (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                        "cell ({}, {}): {} against {}", ra, rb, got, want
+                    );
+                }
+            }
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         /// Fixing at a wider gap than the floor's (as gap deepening does once the tables are
         /// on, TABLE_SPAN), with tables built by the caller for that fixing: a run whose floor
@@ -363,6 +536,7 @@ mod tests {
         fn wider_fixing_with_prebuilt_tables_finds_the_optimum(
             problem in testing::small_problem(),
             factor in prop_oneof![Just(1.0), 1.0f64..8.0],
+            most in 1usize..=2,
         ) {
             let classes = classes(&problem);
             let (mu, l) = multipliers(&classes, &problem.capacity);
@@ -376,7 +550,7 @@ mod tests {
             else {
                 return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));
             };
-            let tables = TypeTables::new(&classes, &fixed.kept, &fixed.core, &sfx, &mu, TABLE_WORK, TABLE_CELLS);
+            let tables = TypeTables::new(&classes, &fixed.kept, &fixed.core, &sfx, &mu, most, TABLE_WORK, TABLE_CELLS);
             let mut dp = ClassDp {
                 prebuilt: tables.as_ref(),
                 ..ClassDp::unlimited(&classes, &fixed.kept, &probes)
@@ -415,7 +589,7 @@ mod tests {
             let at_mu = Bounds { probes: &at_mu, sfx, tables: None };
             let sfx = &at_mu.sfx;
             let Some(tables) =
-                TypeTables::new(&classes, &fixed.kept, &fixed.core, sfx, &mu, TABLE_WORK, TABLE_CELLS)
+                TypeTables::new(&classes, &fixed.kept, &fixed.core, sfx, &mu, 2, TABLE_WORK, TABLE_CELLS)
             else {
                 // No type can bind (or the grids are too large): nothing to check.
                 return Ok(());
