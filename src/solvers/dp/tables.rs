@@ -248,8 +248,8 @@ impl TypeTables {
 /// with r - c s on the grid (c = jobs only, when `off` is -inf). With no move (v = -inf), c = 0.
 ///
 /// What `jobs` passes of one job each compute, in one pass: along each chain r0, r0 + s,
-/// r0 + 2s, ... of the grid (r0 - s off it), with d = v - off, next(r0 + k s) = jobs off + k d
-/// + max over j in k - jobs..=k of (cur(r0 + j s) - j d), a maximum over a sliding window,
+/// r0 + 2s, ... of the grid (r0 - s off it), with d = v - off, next(r0 + k s) is jobs off +
+/// k d plus the maximum over j in k - jobs..=k of cur(r0 + j s) - j d, a sliding window's,
 /// kept in a monotone deque (O(1) amortized per cell). Each value is formed as
 /// cur(r0 + j s) + c v + (jobs - c) off with c = k - j, the definition's own sum, so its
 /// rounding is of the order of the ulps of the values and of jobs |v| and jobs |off|, as in
