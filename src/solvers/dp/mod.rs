@@ -692,6 +692,16 @@ mod tests {
         }
     }
 
+    /// The DP with the single types' tables after its first run, and the pairs' once a run
+    /// has more than `pairs` states.
+    fn single_then_pairs(pairs: u64) -> Dp {
+        Dp {
+            single_tables_after_states: 0,
+            tables_after_states: pairs,
+            ..Dp::default()
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1000))]
         #[test]
@@ -731,12 +741,7 @@ mod tests {
             instance in testing::instance(testing::TINY, 1),
             pairs in prop_oneof![Just(TABLES_AFTER_STATES), 1u64..20],
         ) {
-            let dp = Dp {
-                single_tables_after_states: 0,
-                tables_after_states: pairs,
-                ..Dp::default()
-            };
-            testing::agree(&dp, &instance, &BruteForce::default())?;
+            testing::agree(&single_then_pairs(pairs), &instance, &BruteForce::default())?;
         }
     }
 
@@ -749,12 +754,7 @@ mod tests {
             instance in testing::instance(testing::SMALL, 15),
             pairs in prop_oneof![Just(TABLES_AFTER_STATES), 1u64..20],
         ) {
-            let dp = Dp {
-                single_tables_after_states: 0,
-                tables_after_states: pairs,
-                ..Dp::default()
-            };
-            testing::agree(&dp, &instance, &DenseDp::default())?;
+            testing::agree(&single_then_pairs(pairs), &instance, &DenseDp::default())?;
         }
     }
 

@@ -116,17 +116,15 @@ impl TypeTables {
                 // A class with at most one choice that moves on the grid (the common case of
                 // single-type tables: one slot on the type, the others elsewhere) is added in
                 // one pass over the grid instead of one per job (`add_copies`).
-                let one_move = match moves.as_slice() {
-                    _ if jobs < COPIES_AFTER => None,
-                    [] => Some((0, 0, f64::NEG_INFINITY)),
-                    &[m] => Some(m),
-                    _ => None,
-                };
-                if let Some(one) = one_move {
+                let passes = if in_one_pass(jobs, moves.len()) {
+                    let one = moves.first().copied().unwrap_or((0, 0, f64::NEG_INFINITY));
                     add_copies(&cur, &mut next, (da, db), one, off, jobs);
                     std::mem::swap(&mut cur, &mut next);
-                }
-                for _job in 0..if one_move.is_some() { 0 } else { jobs } {
+                    0
+                } else {
+                    jobs
+                };
+                for _job in 0..passes {
                     // Row by row, every move's update of a row right after its first, so that
                     // a row and the rows it reads are in cache (a grid of 2^18 cells is 2 MB).
                     // Each cell sees the same updates in the same order as in a pass per move.
@@ -240,6 +238,12 @@ impl TypeTables {
         }
         best
     }
+}
+
+/// Whether a class of `jobs` jobs with `on_set` kept choices on a table's types is added to the
+/// table by [`add_copies`] (one pass) rather than one job at a time.
+fn in_one_pass(jobs: usize, on_set: usize) -> bool {
+    jobs >= COPIES_AFTER && on_set <= 1
 }
 
 /// `next` = `cur` with `jobs` identical jobs added, each taking the grid move `one` = (shift
@@ -382,7 +386,7 @@ fn sets(
                     .iter()
                     .filter(|q| q.gpu.is_some_and(|g| set.contains(&g)))
                     .count();
-                if jobs >= COPIES_AFTER && on_set <= 1 {
+                if in_one_pass(jobs, on_set) {
                     2
                 } else {
                     jobs.saturating_mul(width)
