@@ -514,8 +514,9 @@ impl Dp {
                 probes: &probes,
                 max_states: self.max_states,
                 states: 0,
-                // A plain run (no tables) may take `plain_run_states` at most: past them it is
-                // stopped and made again with the tables (below).
+                // A run without the pairs' tables (plain, or with the single types') may take
+                // `plain_run_states` at most: past them it is stopped and made again with the
+                // strongest tables (below).
                 limit: if tables == Tables::Strongest {
                     budget.saturating_sub(states)
                 } else {
