@@ -554,15 +554,17 @@ fn above(
     floor: f64,
     f: impl FnMut(u64) -> f64,
 ) -> Result<u64, (f64, u64)> {
+    // `peak` stops at the first value that reaches the floor, so the maximum it returns
+    // otherwise is below it.
     match peak(a, b, hint, floor, f) {
         Err(reached) => Ok(reached),
-        Ok((most, c)) if most >= floor => Ok(c),
-        Ok(peak) => Err(peak),
+        Ok(most) => Err(most),
     }
 }
 
 /// [`above`]'s search: `Ok` with the largest value of `f` in `a..=b` and a count that takes
-/// it, or `Err` with the first count evaluated whose value reaches `floor`.
+/// it, or `Err` with the first count evaluated whose value reaches `floor` (a value is
+/// remembered only when it does not, so no remembered one does).
 fn peak(
     a: u64,
     b: u64,
@@ -571,14 +573,14 @@ fn peak(
     mut f: impl FnMut(u64) -> f64,
 ) -> Result<(f64, u64), u64> {
     // The last few values: the gallop and the bisection ask again for counts already seen.
-    let mut seen = [(u64::MAX, 0.0f64); 4];
+    let mut seen: [Option<(u64, f64)>; 4] = [None; 4];
     let mut next = 0;
     let mut at = |c: u64| -> Result<f64, u64> {
-        if let Some(&(_, v)) = seen.iter().find(|s| s.0 == c) {
-            return Ok(v);
+        if let Some((_, v)) = seen.iter().flatten().find(|s| s.0 == c) {
+            return Ok(*v);
         }
         let v = f(c);
-        seen[next] = (c, v);
+        seen[next] = Some((c, v));
         next = (next + 1) % seen.len();
         if v >= floor { Err(c) } else { Ok(v) }
     };
