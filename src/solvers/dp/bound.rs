@@ -8,7 +8,9 @@
 //! its minimum over mu is the LP relaxation's value. mu is found by exact line searches along
 //! every direction of {-1, 0, 1}^K (K <= 5; coordinates and pairs beyond), each costing about
 //! two evaluations of L: walk the upper envelope of each class's lines, then a weighted
-//! selection of the breakpoints finds where the slope turns >= 0.
+//! selection of the breakpoints finds where the slope turns >= 0. A direction that does not
+//! descend (most of them) costs one pass over the classes' maximizing choices, kept until mu
+//! moves.
 //!
 //! Complexity: O(P * D * (E + B)) time for P passes (<= [`MAX_PASSES`], 3 to 4 measured),
 //! D = 3^K - 1 directions, E envelope steps over all classes (<= sum_c |Q_c|^2) and B
@@ -93,18 +95,38 @@ impl Flat {
         best
     }
 
+    /// Each class's maximizing choices at prices `price` (the idle pseudo-type's 0 last): the
+    /// choices whose reduced cost equals the class's largest, compared exactly as
+    /// [`Flat::maximizer`] compares them, so that the least d . u over them is its second part
+    /// for any direction d.
+    fn ties(&self, price: &[f64], ties: &mut Ties) {
+        ties.start.clear();
+        ties.choices.clear();
+        ties.start.push(0);
+        for c in 0..self.count.len() {
+            let range = self.start[c]..self.start[c + 1];
+            let rc = |q: usize| self.value[q] - price[self.gpu[q]] * self.units[q];
+            let best = range.clone().map(rc).fold(f64::NEG_INFINITY, f64::max);
+            ties.choices.extend(range.filter(|&q| rc(q) == best));
+            ties.start.push(ties.choices.len());
+        }
+    }
+
     /// Minimizes t -> L(mu + t d) exactly over the t that keep mu in [0, cap]. Along d each
     /// class's term is the upper envelope of the lines rc_q(mu) - t (d . u_q); walking every
     /// class's envelope gives the breakpoints where the slope of L grows, and the minimum is the
     /// first breakpoint where the slope turns >= 0. O(total choices * envelope steps + B)
     /// for B breakpoints (expected, by weighted selection), about the cost of a few evaluations of L (where a bisection on the
     /// slope costs 64). Returns whether mu moved.
+    ///
+    /// `ties` holds [`Flat::ties`] at `mu`; it is made again when mu moves.
     fn line_search(
         &self,
         mu: &mut [f64],
         d: &[f64],
         cap: &[f64],
         breaks: &mut Vec<(f64, f64)>,
+        ties: &mut Ties,
     ) -> bool {
         let k = self.k;
         let mut price = mu.to_vec();
@@ -123,7 +145,9 @@ impl Flat {
             return false;
         }
         // Right slope at t = 0: each class on its maximizer, ties to the smallest d . u (the one
-        // that stays maximal as t grows). Most directions do not descend: check that first.
+        // that stays maximal as t grows). Most directions do not descend: check that first,
+        // over the maximizers only (the same numbers `maximizer` gives, from `ties`: 26
+        // directions a pass with 3 types, and mu moves for few of them).
         let mut slope: f64 = dir
             .iter()
             .take(k)
@@ -131,7 +155,11 @@ impl Flat {
             .map(|(x, c)| x * c)
             .sum();
         for c in 0..self.count.len() {
-            if let Some((_, b)) = self.maximizer(c, &price, &dir) {
+            let b = ties.choices[ties.start[c]..ties.start[c + 1]]
+                .iter()
+                .map(|&q| dir[self.gpu[q]] * self.units[q])
+                .reduce(f64::min);
+            if let Some(b) = b {
                 slope -= self.count[c] * b;
             }
         }
@@ -174,9 +202,18 @@ impl Flat {
         }
         for t in 0..k {
             mu[t] = (mu[t] + step * d[t]).max(0.0);
+            price[t] = mu[t];
         }
+        self.ties(&price, ties);
         true
     }
+}
+
+/// [`Flat::ties`]: class c's maximizing choices are `choices[start[c]..start[c + 1]]`.
+#[derive(Default)]
+struct Ties {
+    start: Vec<usize>,
+    choices: Vec<usize>,
 }
 
 /// Entropic smoothing of L, the start of the descent of [`smooth_multipliers`].
@@ -498,9 +535,14 @@ impl Descent {
     fn descend(&self, mu: &mut [f64]) -> f64 {
         let mut breaks = Vec::new();
         let mut value = self.flat.lagrangian(mu);
+        let mut price = mu.to_vec();
+        price.push(0.0);
+        let mut ties = Ties::default();
+        self.flat.ties(&price, &mut ties);
         for _pass in 0..MAX_PASSES {
             for d in &self.dirs {
-                self.flat.line_search(mu, d, &self.cap, &mut breaks);
+                self.flat
+                    .line_search(mu, d, &self.cap, &mut breaks, &mut ties);
             }
             let now = self.flat.lagrangian(mu);
             let settled = value - now <= SETTLED * now.abs().max(1.0);
@@ -605,6 +647,41 @@ mod tests {
                 prop_assert!(at_least(l, opt), "L {} below the optimum {}", l, opt);
                 let lo = flat.lagrangian(other);
                 prop_assert!(at_least(lo, opt), "L({:?}) = {} below {}", other, lo, opt);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// The line search's slope check reads each class's maximizing choices from `ties`:
+        /// for every direction of the descent, the least d . u over them is what `maximizer`
+        /// gives, at prices where choices tie (0 and halves) as at any.
+        #[test]
+        fn ties_give_what_maximizer_gives(
+            problem in testing::small_problem(),
+            prices in proptest::collection::vec(
+                prop_oneof![(0u8..5).prop_map(|i| f64::from(i) / 2.0), 0.0f64..3.0],
+                4,
+            ),
+        ) {
+            let classes = classes(&problem);
+            let descent = Descent::new(&classes, &problem.capacity);
+            let flat = &descent.flat;
+            let mut price = prices[..problem.capacity.len()].to_vec();
+            price.push(0.0);
+            let mut ties = Ties::default();
+            flat.ties(&price, &mut ties);
+            for d in &descent.dirs {
+                let mut dir = d.clone();
+                dir.push(0.0);
+                for c in 0..flat.count.len() {
+                    let from_ties = ties.choices[ties.start[c]..ties.start[c + 1]]
+                        .iter()
+                        .map(|&q| dir[flat.gpu[q]] * flat.units[q])
+                        .reduce(f64::min);
+                    let direct = flat.maximizer(c, &price, &dir).map(|(_, b)| b);
+                    prop_assert_eq!(from_ties, direct);
+                }
             }
         }
     }
