@@ -21,8 +21,8 @@
 //!    A failed run raises g to what it proves: past the next gap at which the fixing keeps
 //!    more, or past the largest bound it dropped (with the tables on, or after a run that
 //!    dropped nothing by its floor or did not grow; otherwise to the first gap of its grid of
-//!    steps past that). With the tables on, one fixing
-//!    and its tables serve the runs within twice the gap they were made for.
+//!    steps past that). With the tables on, one fixing and its tables serve the runs within
+//!    twice the gap they were made for.
 //! 6. [`class_dp`]: the class DP over the core: one layer per core class, a transition is a
 //!    count vector chosen choice by choice (the last step places the class's remaining jobs,
 //!    the counts kept are an interval of a concave bound), states are unit vectors over the
@@ -662,14 +662,14 @@ impl Dp {
                 // step: the next run is the first one of the grid at or past the jump, where
                 // the steps would have gone had the skipped runs grown by the same factor
                 // (also when this run turned the tables on: the exact jump there made one more
-                // run on 2 of 37 rounds, 1-5% more instructions). Measured on
-                // the 1,000-job Gavel round of seed 3 (`gen --gavel --jobs 1000 --count 100
-                // --seed 3`): its runs at 2e-9 to 4e-6 of L keep the same 51 states and find
-                // nothing; jumping to exactly where the fixing keeps more shifted the doubling
-                // that followed, whose last run then passed the optimum's gap (0.0297) at
-                // 0.045 with 35,991 states instead of at 0.030 with 2,284 (4.6 times the
-                // instructions), while on the grid it skips 11 runs (26.1 -> 21.9 M).
-                // (The loop ends: growth > 1, and a NaN jump stops it at once.)
+                // run on 2 of 37 rounds, 1-5% more instructions). Measured on the 1,000-job
+                // Gavel round of seed 3 (`gen --gavel --jobs 1000 --count 100 --seed 3`): its
+                // runs at 2e-9 to 4e-6 of L keep the same 51 states and find nothing; jumping
+                // to exactly where the fixing keeps more shifted the doubling that followed,
+                // whose last run then passed the optimum's gap (0.0297) at 0.045 with 35,991
+                // states instead of at 0.030 with 2,284 (4.6 times the instructions), while on
+                // the grid it skips 11 runs (26.1 -> 21.9 M). (The loop ends: growth > 1, and
+                // a NaN jump stops it at once.)
                 while g < jump {
                     g *= growth;
                 }
