@@ -238,7 +238,11 @@ pub(super) const TABLE_SPAN: f64 = 2.5;
 pub(super) const COPIES_AFTER: usize = 3;
 
 /// A step of the class DP whose counts that fit span fewer than this many values scans them
-/// all; a longer one finds the counts above the floor by bisection on the concave probe bound
-/// (docs/solver.md step 6), which costs a few full evaluations more than it saves on short
-/// ranges.
-pub(super) const SCAN_COUNTS: u64 = 8;
+/// all; a longer one searches the concave probe bound from where the step's last search ended
+/// (`above`, docs/solver.md step 6), whose full evaluations cost more than the scan's (which
+/// stop at the first probe below the floor) on short ranges. Chosen among 2, 3, 4, 5, 6, 8
+/// and 16 on the 37 rounds of docs/performance.md's seventeenth session, with the same states
+/// everywhere: 4 took 1,467.5 M instructions, 8 (the value for the bisection from the low end
+/// that `above` replaced) 1,490.9 M, 16 1,613.7 M, 2 1,475.7 M; round4-gavel-36x3-300 96.3 M
+/// at 8, 81.4 M at 4.
+pub(super) const SCAN_COUNTS: u64 = 4;
