@@ -110,6 +110,17 @@ pub(super) const MAX_PASSES: usize = 50;
 /// it the gain is floating-point noise.
 pub(super) const SETTLED: f64 = 1e-12;
 
+/// Frank-Wolfe steps of the steepest descent direction's search (`Flat::steepest`, step 2):
+/// each costs one pass over the maximizing choices of the classes that tie between units
+/// vectors, a handful on the Gavel rounds, so the cap only bounds pathological cases.
+pub(super) const STEEPEST_STEPS: usize = 200;
+
+/// The search for the steepest direction stops once Frank-Wolfe's gap (which bounds how much
+/// shorter the subgradient can still get, squared) is below this part of its squared length:
+/// the direction is then within a few percent of the steepest, and the exact line search
+/// that follows does not need more.
+pub(super) const STEEPEST_GAP: f64 = 1e-3;
+
 /// Once the runs of a solve have created this many states (or are predicted to, with the next
 /// run's), the multipliers are refined by smoothing (docs/solver.md steps 2 and 5, "When to
 /// smooth"). Its 1 to 2 ms are the cost of a few thousand states; of 20 rounds measured, the
