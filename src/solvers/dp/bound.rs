@@ -680,23 +680,49 @@ impl Descent {
         price.push(0.0);
         let mut ties = Ties::default();
         self.flat.ties(&price, &mut ties);
+        // Where a step is undone: mu back to `at`, and its maximizing choices with it.
+        let restore = |mu: &mut [f64], at: &[f64], price: &mut Vec<f64>, ties: &mut Ties| {
+            mu.copy_from_slice(at);
+            price.clear();
+            price.extend_from_slice(at);
+            price.push(0.0);
+            self.flat.ties(price, ties);
+        };
+        let mut before = mu.to_vec();
         for _pass in 0..MAX_PASSES {
+            before.copy_from_slice(mu);
             for d in &self.dirs {
                 self.flat
                     .line_search(mu, d, &self.cap, &mut breaks, &mut ties);
             }
             let mut now = self.flat.lagrangian(mu);
+            if !now.is_finite() {
+                // Prices at their caps can overflow L (an LP without a feasible point, where L
+                // falls without bound, on values near f64::MAX): keep the last finite point.
+                restore(mu, &before, &mut price, &mut ties);
+                break;
+            }
             let mut settled = value - now <= SETTLED * now.abs().max(1.0);
             // Where the fixed directions stop, at a kink of L that need not be its minimum,
-            // the steepest direction (from the least subgradient) descends if any does.
-            if settled
-                && let Some(d) = self.flat.steepest(mu, &ties)
-                && self
-                    .flat
-                    .line_search(mu, &d, &self.cap, &mut breaks, &mut ties)
-            {
-                now = self.flat.lagrangian(mu);
-                settled = value - now <= SETTLED * now.abs().max(1.0);
+            // the steepest direction (from the least subgradient) descends if any does. With
+            // one type the fixed directions are every direction. A step that does not lower L
+            // by more than SETTLED (rounding, or a direction that only descends up to a kink a
+            // rounding error away) is undone, so that mu is the fixed directions' then.
+            if settled && self.flat.k >= 2 {
+                before.copy_from_slice(mu);
+                if let Some(d) = self.flat.steepest(mu, &ties)
+                    && self
+                        .flat
+                        .line_search(mu, &d, &self.cap, &mut breaks, &mut ties)
+                {
+                    let after = self.flat.lagrangian(mu);
+                    if after < now - SETTLED * now.abs().max(1.0) {
+                        now = after;
+                        settled = false;
+                    } else {
+                        restore(mu, &before, &mut price, &mut ties);
+                    }
+                }
             }
             value = now;
             if settled {
