@@ -247,10 +247,10 @@ impl Flat {
             if self.gpu[first] < k {
                 g[self.gpu[first]] -= self.count[c] * self.units[first];
             }
+            // The same units vector: the same type and units, or none (idle has 0 units).
             let same = |&q: &usize| {
                 self.gpu[q] == self.gpu[first] && self.units[q] == self.units[first]
                     || self.units[q] == 0.0 && self.units[first] == 0.0
-                    || self.gpu[q] == k && self.gpu[first] == k
             };
             if !tied.iter().all(same) {
                 moving.push(c);
