@@ -9,7 +9,7 @@
 #   BIN=path/to/stsfair overrides the binary; OUT (default /tmp/stsfair-seeds) takes the
 #   instances and the CSV files; SEEDS_1K, SEEDS_3K, SEEDS_10K ("FIRST LAST", defaults
 #   "16 60", "6 25", "9 24": the seeds past those the earlier sessions measured).
-# About 40 minutes on the 2-core machine, most of it the ilp at 3,000 jobs (2-24 s a solve).
+# About 15 minutes on the 2-core machine, most of it the ilp at 3,000 jobs (2-24 s a solve).
 set -eu
 BIN=${BIN:-target/release/stsfair}
 OUT=${OUT:-/tmp/stsfair-seeds}
