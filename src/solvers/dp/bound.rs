@@ -237,23 +237,30 @@ impl Flat {
                 out[t] = if at_zero[t] { g[t].min(0.0) } else { g[t] };
             }
         };
-        // The fixed part of g (classes with one units vector among their maximizers) and the
-        // moving classes' start: each on its first maximizer.
+        // g starts with every class on its first maximizer. The moving classes (maximizers on
+        // different units vectors) are the variables; `part` holds their share of
+        // C - g, sum n_c y_c.
         let mut g = self.capacity.clone();
+        let mut part = vec![0.0; k];
         let mut moving: Vec<usize> = Vec::new();
         for c in 0..self.count.len() {
             let tied = &ties.choices[ties.start[c]..ties.start[c + 1]];
             let Some(&first) = tied.first() else { continue };
-            if self.gpu[first] < k {
-                g[self.gpu[first]] -= self.count[c] * self.units[first];
-            }
             // The same units vector: the same type and units, or none (idle has 0 units).
             let same = |&q: &usize| {
                 self.gpu[q] == self.gpu[first] && self.units[q] == self.units[first]
                     || self.units[q] == 0.0 && self.units[first] == 0.0
             };
-            if !tied.iter().all(same) {
+            let moves = !tied.iter().all(same);
+            if moves {
                 moving.push(c);
+            }
+            if self.gpu[first] < k {
+                let used = self.count[c] * self.units[first];
+                g[self.gpu[first]] -= used;
+                if moves {
+                    part[self.gpu[first]] += used;
+                }
             }
         }
         let mut p = vec![0.0; k];
@@ -262,14 +269,6 @@ impl Flat {
         let mut kinks: Vec<f64> = Vec::with_capacity(k + 1);
         // |P(g)|^2 below this is 0 to rounding: the capacities' squared size times 1e-24.
         let tiny = 1e-24 * self.capacity.iter().map(|c| c * c).sum::<f64>().max(1.0);
-        // The moving classes' part of g is -sum n_c y_c; `part` holds sum n_c y_c.
-        let mut part = vec![0.0; k];
-        for &c in &moving {
-            let first = ties.choices[ties.start[c]];
-            if self.gpu[first] < k {
-                part[self.gpu[first]] += self.count[c] * self.units[first];
-            }
-        }
         for _ in 0..STEEPEST_STEPS {
             project(&g, &mut p);
             // Frank-Wolfe's vertex: the moving classes' choice of largest p . u (the gradient
@@ -681,12 +680,11 @@ impl Descent {
         let mut ties = Ties::default();
         self.flat.ties(&price, &mut ties);
         // Where a step is undone: mu back to `at`, and its maximizing choices with it.
-        let restore = |mu: &mut [f64], at: &[f64], price: &mut Vec<f64>, ties: &mut Ties| {
+        let restore = |mu: &mut [f64], at: &[f64], ties: &mut Ties| {
             mu.copy_from_slice(at);
-            price.clear();
-            price.extend_from_slice(at);
+            let mut price = at.to_vec();
             price.push(0.0);
-            self.flat.ties(price, ties);
+            self.flat.ties(&price, ties);
         };
         let mut before = mu.to_vec();
         for _pass in 0..MAX_PASSES {
@@ -699,7 +697,7 @@ impl Descent {
             if !now.is_finite() {
                 // Prices at their caps can overflow L (an LP without a feasible point, where L
                 // falls without bound, on values near f64::MAX): keep the last finite point.
-                restore(mu, &before, &mut price, &mut ties);
+                restore(mu, &before, &mut ties);
                 break;
             }
             let mut settled = value - now <= SETTLED * now.abs().max(1.0);
@@ -720,7 +718,7 @@ impl Descent {
                         now = after;
                         settled = false;
                     } else {
-                        restore(mu, &before, &mut price, &mut ties);
+                        restore(mu, &before, &mut ties);
                     }
                 }
             }
