@@ -14,7 +14,7 @@
 //! Pisinger, *Knapsack Problems*, Springer 2004, section 11.2).
 
 use super::classes::{Class, best_rc, rc};
-use super::limits::{CHAIN_TYPES, CONSOLIDATE_WORK, GREEDY_RC_SLACK};
+use super::limits::{CHAIN_TYPES, COMPACT_PASSES, CONSOLIDATE_WORK, GREEDY_RC_SLACK};
 use crate::formulation::RoundProblem;
 use crate::solution::Assignment;
 
@@ -178,10 +178,49 @@ fn greedy(
         }
     }
     if displace_jobs {
-        displace(classes, &mut free, &mut pick);
-        consolidate(classes, &mut free, &mut pick);
+        // The repair passes twice, with the consolidation's moves in class order and then
+        // thriftiest first, each from the greedy's solution; the more valuable is kept (so the
+        // second never makes the incumbent worse).
+        let mut other = (free.clone(), pick.clone());
+        repair(classes, &mut free, &mut pick, MoveOrder::Classes);
+        repair(classes, &mut other.0, &mut other.1, MoveOrder::Thrifty);
+        let value = |pick: &[usize]| -> f64 {
+            classes
+                .iter()
+                .flat_map(|cl| cl.jobs.iter().map(|&j| cl.choices[pick[j]].value))
+                .sum()
+        };
+        if value(&other.1) > value(&pick) {
+            pick = other.1;
+        }
     }
     Some(pick)
+}
+
+/// The order in which the consolidation pass tries the moves that make room on a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MoveOrder {
+    /// Classes in order, their choices in order: the first move that fits.
+    Classes,
+    /// Fewest units spent on the other type per unit freed first, then the largest job: a type
+    /// with a little room is not filled by small jobs that free little while a large job could
+    /// have moved there.
+    Thrifty,
+}
+
+/// The repair passes of integral problems: displacement, consolidation, then compaction and
+/// consolidation in turn while compaction saves units (at most [`COMPACT_PASSES`] times).
+fn repair(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: MoveOrder) {
+    displace(classes, free, pick);
+    consolidate(classes, free, pick, order);
+    // Compaction frees units the consolidation's moves spent; the consolidation then places
+    // idle jobs in them, which may leave new room to compact.
+    for _ in 0..COMPACT_PASSES {
+        if compact(classes, free, pick) == 0 {
+            break;
+        }
+        consolidate(classes, free, pick, order);
+    }
 }
 
 /// Displacement pass: an idle job takes a more valuable choice on a type without room for it
@@ -255,6 +294,119 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
     }
 }
 
+/// Compaction pass: moves that lower the units the placed jobs use, none lowering value, so
+/// that the consolidation pass finds room for idle jobs. A placed job moves to a choice with
+/// fewer units on another type that has room, or two placed jobs exchange types (one of class
+/// a from type t to a choice on t2, one of class b from t2 to a choice on t) when the two then
+/// use fewer units and both types still hold them. Identical moves are made in bulk, as many as
+/// the rooms allow, and the scan repeats until no move saves units. Returns the units saved.
+///
+/// Why: to make room, the consolidation pass moves the first job it finds that fits elsewhere,
+/// at any units. On the count problem of round 7 of the 10,000-job Gavel mix (seed 6: 18
+/// classes, 4,615 forced jobs on 3 x 4,000 units, L = 4601.125 at prices of 1/32 per unit on
+/// every type, so every unit left unused or spent above a job's fewest costs 1/32 of the
+/// bound) it moved 179 jobs of units (1, 2, 4) from the first type to the third at 4 units while
+/// 369 jobs of units (1, 1, 1) stayed on the first: the greedy ended at 4,580 jobs, the DP's
+/// proof at floor 4,601 ran past its state budget (250,000 states, then 790,000 with the
+/// tables) and the ILP took the round, 16 s in all. Exchanging the two classes' places saves
+/// three units each; compaction and consolidation in turn reach 4,601, the ceiling, in 3 ms.
+///
+/// Complexity: each bulk move saves at least one unit, so at most U of them for U units
+/// placed; a scan examines O((C w^2)^2) pairs of moves for C classes of at most w choices, at
+/// most [`CONSOLIDATE_WORK`] candidates in all. Memory O(n + C w).
+fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize]) -> u64 {
+    let mut holders = holders(classes, pick);
+    let mut work = CONSOLIDATE_WORK;
+    let mut saved = 0u64;
+    // Moves `k` jobs of class `di` from choice `qi` to choice `q2`.
+    let mut shift = |di: usize, qi: usize, q2: usize, k: u64, holders: &mut [Vec<Vec<usize>>]| {
+        for _ in 0..k {
+            if let Some(i) = holders[di][qi].pop() {
+                pick[i] = q2;
+                holders[di][q2].push(i);
+            }
+        }
+    };
+    loop {
+        let before = saved;
+        for (a, al) in classes.iter().enumerate() {
+            for (qa, on_a) in al.choices.iter().enumerate() {
+                let Some(t) = on_a.gpu else { continue };
+                for (qa2, to_a) in al.choices.iter().enumerate() {
+                    let Some(t2) = to_a.gpu else { continue };
+                    if t2 == t || to_a.units >= on_a.units || to_a.value < on_a.value {
+                        continue;
+                    }
+                    let placed = holders[a][qa].len() as u64;
+                    if placed == 0 {
+                        break;
+                    }
+                    // Straight to t2, as many as its room holds (a choice of 0 units on a type
+                    // needs no room).
+                    let direct = free[t2]
+                        .checked_div(to_a.units)
+                        .map_or(placed, |fit| placed.min(fit));
+                    if direct > 0 {
+                        free[t] += on_a.units * direct;
+                        free[t2] -= to_a.units * direct;
+                        saved += (on_a.units - to_a.units) * direct;
+                        shift(a, qa, qa2, direct, &mut holders);
+                        continue;
+                    }
+                    // In exchange for jobs of another class b on t2 that move to t.
+                    for (b, bl) in classes.iter().enumerate() {
+                        if b == a {
+                            // One job of a class each way only swaps which job is where.
+                            continue;
+                        }
+                        for (qb, on_b) in bl.choices.iter().enumerate() {
+                            if on_b.gpu != Some(t2) || holders[b][qb].is_empty() {
+                                continue;
+                            }
+                            for (qb2, to_b) in bl.choices.iter().enumerate() {
+                                if work == 0 {
+                                    return saved;
+                                }
+                                work -= 1;
+                                if to_b.gpu != Some(t)
+                                    || to_b.value < on_b.value
+                                    || on_a.units + on_b.units <= to_a.units + to_b.units
+                                {
+                                    continue;
+                                }
+                                // Each exchange leaves t with to_b for on_a and t2 with to_a
+                                // for on_b; as many as both types can hold in turn.
+                                let most =
+                                    (holders[a][qa].len() as u64).min(holders[b][qb].len() as u64);
+                                let (mut room_t, mut room_t2) = (free[t], free[t2]);
+                                let mut k = 0u64;
+                                while k < most
+                                    && room_t + on_a.units >= to_b.units
+                                    && room_t2 + on_b.units >= to_a.units
+                                {
+                                    room_t = room_t + on_a.units - to_b.units;
+                                    room_t2 = room_t2 + on_b.units - to_a.units;
+                                    k += 1;
+                                }
+                                if k == 0 {
+                                    continue;
+                                }
+                                (free[t], free[t2]) = (room_t, room_t2);
+                                saved += (on_a.units + on_b.units - to_a.units - to_b.units) * k;
+                                shift(a, qa, qa2, k, &mut holders);
+                                shift(b, qb, qb2, k, &mut holders);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if saved == before {
+            return saved;
+        }
+    }
+}
+
 /// Per class and choice, the jobs placed on it (a choice on a GPU type) by `pick`.
 fn holders(classes: &[Class], pick: &[usize]) -> Vec<Vec<Vec<usize>>> {
     let mut holders: Vec<Vec<Vec<usize>>> = classes
@@ -289,7 +441,7 @@ fn holders(classes: &[Class], pick: &[usize]) -> Vec<Vec<Vec<usize>>> {
 /// Complexity: each planned move scans O(C * w^2) choices for C classes of at most w choices,
 /// times O(C * w^2) per level of a chain, at most [`CONSOLIDATE_WORK`] candidate moves in all.
 /// Memory O(n + C * w).
-fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
+fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: MoveOrder) {
     // The chains mark the types they visited in a u32 (the pass is only a heuristic).
     if free.len() > 32 {
         return;
@@ -305,6 +457,7 @@ fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
         count: &mut count,
         moves: Vec::new(),
         work: CONSOLIDATE_WORK,
+        order,
     };
     let depth = free.len().min(CHAIN_TYPES).saturating_sub(1);
     for (ci, cl) in classes.iter().enumerate() {
@@ -359,6 +512,8 @@ struct Plan<'a> {
     /// Candidate moves left to examine: the pass stops planning when they run out (chains
     /// can cost O((C w^2)^depth) per move; the pass only improves the incumbent).
     work: u64,
+    /// The order in which moves off a type are tried.
+    order: MoveOrder,
 }
 
 impl Plan<'_> {
@@ -379,6 +534,8 @@ impl Plan<'_> {
     /// One move off type t (see [`Plan::make_room`]): with `depth` 0 only to a type with room.
     fn move_one(&mut self, t: usize, used: u32, depth: usize) -> bool {
         let classes = self.classes;
+        // The candidate moves (class, from choice, to choice, to type), in the plan's order.
+        let mut candidates: Vec<(usize, usize, usize, usize)> = Vec::new();
         for (di, dl) in classes.iter().enumerate() {
             for (qi, on) in dl.choices.iter().enumerate() {
                 if on.gpu != Some(t) || on.units == 0 || self.count[di][qi] == 0 {
@@ -389,25 +546,45 @@ impl Plan<'_> {
                     if used & (1 << t2) != 0 || to.value < on.value {
                         continue;
                     }
-                    if self.work == 0 {
-                        return false;
-                    }
-                    self.work -= 1;
-                    let mark = self.moves.len();
-                    let fits = self.room[t2] >= to.units
-                        || (depth > 0 && self.make_room(t2, to.units, used | 1 << t2, depth - 1));
-                    // A chain may have moved this class's jobs off t already.
-                    if fits && self.count[di][qi] > 0 {
-                        self.count[di][qi] -= 1;
-                        self.count[di][q2] += 1;
-                        self.room[t] += on.units;
-                        self.room[t2] -= to.units;
-                        self.moves.push((di, qi, q2));
-                        return true;
-                    }
-                    self.undo(mark);
+                    candidates.push((di, qi, q2, t2));
                 }
             }
+        }
+        if self.order == MoveOrder::Thrifty {
+            let units =
+                |&(di, q, _, _): &(usize, usize, usize, usize)| classes[di].choices[q].units;
+            let spent =
+                |&(di, _, q2, _): &(usize, usize, usize, usize)| classes[di].choices[q2].units;
+            // to / on ascending (cross-multiplied in u128, which holds any product of two
+            // u64), then the larger job first; stable otherwise.
+            candidates.sort_by(|a, b| {
+                (u128::from(spent(a)) * u128::from(units(b)))
+                    .cmp(&(u128::from(spent(b)) * u128::from(units(a))))
+                    .then(units(b).cmp(&units(a)))
+            });
+        }
+        for (di, qi, q2, t2) in candidates {
+            let (on, to) = (classes[di].choices[qi], classes[di].choices[q2]);
+            if self.count[di][qi] == 0 {
+                continue;
+            }
+            if self.work == 0 {
+                return false;
+            }
+            self.work -= 1;
+            let mark = self.moves.len();
+            let fits = self.room[t2] >= to.units
+                || (depth > 0 && self.make_room(t2, to.units, used | 1 << t2, depth - 1));
+            // A chain may have moved this class's jobs off t already.
+            if fits && self.count[di][qi] > 0 {
+                self.count[di][qi] -= 1;
+                self.count[di][q2] += 1;
+                self.room[t] += on.units;
+                self.room[t2] -= to.units;
+                self.moves.push((di, qi, q2));
+                return true;
+            }
+            self.undo(mark);
         }
         false
     }
@@ -506,15 +683,200 @@ mod tests {
         ];
         let mut free = vec![1, 0, 1];
         let mut pick = vec![0, 0, 1];
-        consolidate(&classes, &mut free, &mut pick);
+        consolidate(&classes, &mut free, &mut pick, MoveOrder::Classes);
         assert_eq!(pick, vec![1, 1, 0]);
         assert_eq!(free, vec![0, 0, 0]);
         // Without the unit on type 2 no chain makes room, and nothing moves.
         let mut free = vec![1, 0, 0];
         let mut pick = vec![0, 0, 1];
-        consolidate(&classes, &mut free, &mut pick);
+        consolidate(&classes, &mut free, &mut pick, MoveOrder::Classes);
         assert_eq!(pick, vec![0, 0, 1]);
         assert_eq!(free, vec![1, 0, 0]);
+    }
+
+    /// Hand-worked: type 0 is full with two jobs of units (1, 2) and one of units (2, 2); type
+    /// 1 has 2 units free; an idle job needs 2 units of type 0. In class order the first move
+    /// sends a one-unit job to type 1 at 2 units, which fills it and frees one unit only; the
+    /// thrifty order moves the two-unit job first (2 spent per 2 freed) and the idle job runs.
+    #[test]
+    fn thrifty_moves_make_room_where_the_first_fit_does_not() {
+        let choice = |gpu: Option<usize>, units: u64| Choice {
+            gpu,
+            units,
+            value: if gpu.is_some() { 1.0 } else { 0.0 },
+            slot: units as u32,
+        };
+        let class = |choices: Vec<Choice>, jobs: Vec<usize>| Class {
+            choices,
+            forced: false,
+            jobs,
+        };
+        let classes = vec![
+            class(
+                vec![choice(Some(0), 1), choice(Some(1), 2), choice(None, 0)],
+                vec![0, 1],
+            ),
+            class(
+                vec![choice(Some(0), 2), choice(Some(1), 2), choice(None, 0)],
+                vec![2],
+            ),
+            class(vec![choice(Some(0), 2), choice(None, 0)], vec![3]),
+        ];
+        let mut free = vec![0, 2];
+        let mut pick = vec![0, 0, 0, 1];
+        consolidate(&classes, &mut free, &mut pick, MoveOrder::Classes);
+        assert_eq!(pick, vec![0, 0, 0, 1]);
+        assert_eq!(free, vec![0, 2]);
+        consolidate(&classes, &mut free, &mut pick, MoveOrder::Thrifty);
+        assert_eq!(pick, vec![0, 0, 1, 0]);
+        assert_eq!(free, vec![0, 0]);
+    }
+
+    /// Hand-worked: type 0 (1 unit) holds a job of units (1, 1); type 1 (4 units) holds a job
+    /// of units (1, 4) at 4 units. Exchanging them saves three units on type 1; with type 0's
+    /// unit free instead (and both jobs on type 1), the second job moves there alone and frees
+    /// its four.
+    #[test]
+    fn compaction_exchanges_jobs_to_save_units() {
+        let choice = |gpu: Option<usize>, units: u64| Choice {
+            gpu,
+            units,
+            value: if gpu.is_some() { 1.0 } else { 0.0 },
+            slot: units as u32,
+        };
+        let class = |choices: Vec<Choice>, job: usize| Class {
+            choices,
+            forced: false,
+            jobs: vec![job],
+        };
+        let classes = vec![
+            class(
+                vec![choice(Some(0), 1), choice(Some(1), 1), choice(None, 0)],
+                0,
+            ),
+            class(
+                vec![choice(Some(0), 1), choice(Some(1), 4), choice(None, 0)],
+                1,
+            ),
+        ];
+        let mut free = vec![0, 0];
+        let mut pick = vec![0, 1];
+        assert_eq!(compact(&classes, &mut free, &mut pick), 3);
+        assert_eq!(pick, vec![1, 0]);
+        assert_eq!(free, vec![0, 3]);
+        // Room on type 0: the direct move.
+        let mut free = vec![1, 0];
+        let mut pick = vec![1, 1];
+        assert_eq!(compact(&classes, &mut free, &mut pick), 3);
+        assert_eq!(pick, vec![1, 0]);
+        assert_eq!(free, vec![0, 4]);
+        // Nothing to save: every job on its fewest units.
+        let mut free = vec![0, 3];
+        let mut pick = vec![1, 0];
+        assert_eq!(compact(&classes, &mut free, &mut pick), 0);
+        assert_eq!(pick, vec![1, 0]);
+    }
+
+    /// A count problem from its classes as (jobs, units on each of 3 types, 0 where the type is
+    /// not admissible), every job optional and worth 1 on any admissible type.
+    fn count_problem(classes: &[(usize, [u64; 3])], capacity: u64) -> RoundProblem {
+        use crate::formulation::{JobClass, RoundJob, RoundOption};
+        let mut jobs = Vec::new();
+        for &(count, units) in classes {
+            let options: Vec<RoundOption> = (0..3)
+                .filter(|&k| units[k] > 0)
+                .map(|k| RoundOption {
+                    option: k,
+                    gpu: k,
+                    slot: units[k] as u32,
+                    units: units[k],
+                    sigma: 1.0,
+                    value: 1.0,
+                })
+                .collect();
+            for _ in 0..count {
+                jobs.push(RoundJob {
+                    share: 1.0,
+                    fair_rate: 1.0,
+                    max_throughput: 1.0,
+                    minimum: 0.0,
+                    class: JobClass::Optional,
+                    options: options.clone(),
+                });
+            }
+        }
+        RoundProblem {
+            type_names: vec!["v100".into(), "p100".into(), "k80".into()],
+            job_ids: (0..jobs.len()).map(|j| j.to_string()).collect(),
+            capacity: vec![capacity; 3],
+            jobs,
+        }
+    }
+
+    /// Two count problems of `stsfair rounds --rounds 10` on Gavel mixes (`gen --gavel --multi
+    /// --jobs N --count N/10 --seed S`), as the relaxation made them; the prices 1/32 on every
+    /// type give L = k + 0.125, so no solution runs more than k jobs, and HiGHS finds k. The
+    /// greedy must reach k, which ends the solve with no run:
+    /// - round 7 of the 10,000-job mix of seed 6 (4,615 forced jobs, 3 x 4,000 units): without
+    ///   the compaction the greedy stopped at 4,580, and the DP could not close the gap within
+    ///   its budget (the ILP took the round);
+    /// - round 4 of the 1,000-job mix of seed 2 (513 forced jobs, 3 x 400 units): with the
+    ///   consolidation's moves in class order only it stopped at 486, with 7, 13 and 16 units
+    ///   free and 27 jobs of 32 units idle, and the DP refused it after 6.7 s.
+    #[test]
+    fn count_problems_of_the_gavel_mixes_reach_their_ceiling() {
+        let mix_10k: [(usize, [u64; 3]); 18] = [
+            (220, [16, 16, 16]),
+            (5385, [0, 0, 0]),
+            (61, [2, 2, 4]),
+            (814, [1, 2, 4]),
+            (369, [1, 1, 1]),
+            (676, [1, 1, 2]),
+            (731, [2, 1, 2]),
+            (359, [1, 1, 4]),
+            (287, [2, 2, 2]),
+            (328, [1, 2, 2]),
+            (288, [2, 1, 4]),
+            (177, [1, 2, 0]),
+            (75, [32, 32, 32]),
+            (66, [2, 2, 0]),
+            (21, [8, 8, 8]),
+            (53, [32, 32, 0]),
+            (70, [1, 1, 0]),
+            (20, [2, 1, 1]),
+        ];
+        let mix_1k: [(usize, [u64; 3]); 18] = [
+            (80, [1, 2, 4]),
+            (95, [1, 1, 2]),
+            (8, [2, 2, 4]),
+            (61, [1, 1, 1]),
+            (43, [1, 1, 4]),
+            (487, [0, 0, 0]),
+            (11, [1, 2, 0]),
+            (64, [2, 1, 2]),
+            (25, [2, 2, 2]),
+            (32, [2, 1, 4]),
+            (36, [32, 32, 32]),
+            (2, [16, 16, 0]),
+            (9, [16, 16, 16]),
+            (23, [1, 2, 2]),
+            (10, [8, 8, 8]),
+            (4, [32, 32, 0]),
+            (7, [2, 2, 0]),
+            (3, [2, 1, 1]),
+        ];
+        for (shape, capacity, ceiling) in [(&mix_10k[..], 4000, 4601.0), (&mix_1k[..], 400, 487.0)]
+        {
+            let problem = count_problem(shape, capacity);
+            let classes = classes(&problem);
+            let (mu, bound) = multipliers(&classes, &problem.capacity);
+            assert!((bound - ceiling - 0.125).abs() < 1e-9, "L = {bound}");
+            let (value, assignment) =
+                incumbent(&problem, &classes, &mu, true).expect("every job may idle");
+            assert_eq!(value, ceiling);
+            let checked = check_feasible(&problem, &assignment).map_err(|e| e.to_string());
+            assert_eq!(checked, Ok(ceiling));
+        }
     }
 
     proptest! {
