@@ -5,8 +5,9 @@
 //! Exactness never depends on it: any feasible solution, however poor, is a valid floor.
 //! The greedy places forced classes first (fewest choices first), then the optional ones by
 //! best reduced cost at mu, each job on its best-rc choice that still fits, then moves each job
-//! to a more valuable choice that fits; on problems of integral values (count problems) two
-//! repair passes place idle jobs by moving placed ones (displacement, consolidation).
+//! to a more valuable choice that fits; on problems of integral values (count problems) repair
+//! passes place idle jobs by moving placed ones (displacement, then consolidation and
+//! compaction in turn, once with the moves in class order and once thriftiest first).
 //!
 //! Complexity: greedy O(n log n + sum_j |Q_j| log |Q_j|) time, O(n + K) memory; the repair
 //! passes as stated at each.
@@ -22,7 +23,7 @@ use crate::solution::Assignment;
 ///
 /// With `displace_jobs` (the solver passes it for integral values, where an incumbent that
 /// reaches the integer below L ends the solve) the greedy orders the optional classes by size
-/// and a displacement pass follows ([`displace`]).
+/// and the repair passes follow ([`displace`], then [`repair`] in both [`MoveOrder`]s).
 pub(super) fn incumbent(
     problem: &RoundProblem,
     classes: &[Class],
@@ -178,9 +179,11 @@ fn greedy(
         }
     }
     if displace_jobs {
-        // The repair passes twice, with the consolidation's moves in class order and then
-        // thriftiest first, each from the greedy's solution; the more valuable is kept (so the
-        // second never makes the incumbent worse).
+        // The displacement, then the other repair passes twice, with the consolidation's moves
+        // in class order and then thriftiest first, each from the displacement's solution; the
+        // more valuable is kept (so the second never makes the incumbent worse). Only `pick`
+        // is returned: `free` is left as the first repair made it.
+        displace(classes, &mut free, &mut pick);
         let mut other = (free.clone(), pick.clone());
         repair(classes, &mut free, &mut pick, MoveOrder::Classes);
         repair(classes, &mut other.0, &mut other.1, MoveOrder::Thrifty);
@@ -208,18 +211,21 @@ enum MoveOrder {
     Thrifty,
 }
 
-/// The repair passes of integral problems: displacement, consolidation, then compaction and
-/// consolidation in turn while compaction saves units (at most [`COMPACT_PASSES`] times).
+/// The repair passes of integral problems after the displacement: consolidation, then
+/// compaction and consolidation in turn while compaction saves units (at most
+/// [`COMPACT_PASSES`] times). The first consolidation has a budget of [`CONSOLIDATE_WORK`]
+/// candidate moves, the rounds after it one more such budget between them (a helper's review
+/// measured 88-92 s on 1,942 random classes with a budget per pass, 8 s so).
 fn repair(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: MoveOrder) {
-    displace(classes, free, pick);
-    consolidate(classes, free, pick, order);
+    consolidate(classes, free, pick, order, &mut CONSOLIDATE_WORK.clone());
     // Compaction frees units the consolidation's moves spent; the consolidation then places
-    // idle jobs in them, which may leave new room to compact.
+    // idle jobs in them, which may leave new room to compact. One budget for all the rounds.
+    let mut work = CONSOLIDATE_WORK;
     for _ in 0..COMPACT_PASSES {
-        if compact(classes, free, pick) == 0 {
+        if work == 0 || compact(classes, free, pick, &mut work) == 0 {
             break;
         }
-        consolidate(classes, free, pick, order);
+        consolidate(classes, free, pick, order, &mut work);
     }
 }
 
@@ -309,14 +315,14 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
 /// 369 jobs of units (1, 1, 1) stayed on the first: the greedy ended at 4,580 jobs, the DP's
 /// proof at floor 4,601 ran past its state budget (250,000 states, then 790,000 with the
 /// tables) and the ILP took the round, 16 s in all. Exchanging the two classes' places saves
-/// three units each; compaction and consolidation in turn reach 4,601, the ceiling, in 3 ms.
+/// three units each; compaction and consolidation in turn reach 4,601, the ceiling, in
+/// milliseconds.
 ///
-/// Complexity: each bulk move saves at least one unit, so at most U of them for U units
-/// placed; a scan examines O((C w^2)^2) pairs of moves for C classes of at most w choices, at
-/// most [`CONSOLIDATE_WORK`] candidates in all. Memory O(n + C w).
-fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize]) -> u64 {
+/// Complexity: a scan examines O((C w^2)^2) candidate moves for C classes of at most w
+/// choices, and each candidate (a direct move or an exchange) costs one unit of `work`, at
+/// which the pass stops; every scan but the last saves at least one unit. Memory O(n + C w).
+fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize], work: &mut u64) -> u64 {
     let mut holders = holders(classes, pick);
-    let mut work = CONSOLIDATE_WORK;
     let mut saved = 0u64;
     // Moves `k` jobs of class `di` from choice `qi` to choice `q2`.
     let mut shift = |di: usize, qi: usize, q2: usize, k: u64, holders: &mut [Vec<Vec<usize>>]| {
@@ -341,6 +347,10 @@ fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize]) -> u64 {
                     if placed == 0 {
                         break;
                     }
+                    if *work == 0 {
+                        return saved;
+                    }
+                    *work -= 1;
                     // Straight to t2, as many as its room holds (a choice of 0 units on a type
                     // needs no room).
                     let direct = free[t2]
@@ -349,12 +359,16 @@ fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize]) -> u64 {
                     if direct > 0 {
                         free[t] += on_a.units * direct;
                         free[t2] -= to_a.units * direct;
-                        saved += (on_a.units - to_a.units) * direct;
+                        saved = saved.saturating_add((on_a.units - to_a.units) * direct);
                         shift(a, qa, qa2, direct, &mut holders);
                         continue;
                     }
                     // In exchange for jobs of another class b on t2 that move to t.
                     for (b, bl) in classes.iter().enumerate() {
+                        if holders[a][qa].is_empty() {
+                            // Nothing of (a, qa) left to exchange.
+                            break;
+                        }
                         if b == a {
                             // One job of a class each way only swaps which job is where.
                             continue;
@@ -364,13 +378,14 @@ fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize]) -> u64 {
                                 continue;
                             }
                             for (qb2, to_b) in bl.choices.iter().enumerate() {
-                                if work == 0 {
+                                if *work == 0 {
                                     return saved;
                                 }
-                                work -= 1;
-                                if to_b.gpu != Some(t)
-                                    || to_b.value < on_b.value
-                                    || on_a.units + on_b.units <= to_a.units + to_b.units
+                                *work -= 1;
+                                // In u128: units are u64, and their sums may not fit.
+                                let before = u128::from(on_a.units) + u128::from(on_b.units);
+                                let after = u128::from(to_a.units) + u128::from(to_b.units);
+                                if to_b.gpu != Some(t) || to_b.value < on_b.value || before <= after
                                 {
                                     continue;
                                 }
@@ -392,7 +407,8 @@ fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize]) -> u64 {
                                     continue;
                                 }
                                 (free[t], free[t2]) = (room_t, room_t2);
-                                saved += (on_a.units + on_b.units - to_a.units - to_b.units) * k;
+                                let each = u64::try_from(before - after).unwrap_or(u64::MAX);
+                                saved = saved.saturating_add(each.saturating_mul(k));
                                 shift(a, qa, qa2, k, &mut holders);
                                 shift(b, qb, qb2, k, &mut holders);
                             }
@@ -438,10 +454,17 @@ fn holders(classes: &[Class], pick: &[usize]) -> Vec<Vec<Vec<usize>>> {
 /// short of the ceiling, the DP's proof at floor 4910 had run past its layer limit (2.6 M
 /// states, then the ILP).
 ///
-/// Complexity: each planned move scans O(C * w^2) choices for C classes of at most w choices,
-/// times O(C * w^2) per level of a chain, at most [`CONSOLIDATE_WORK`] candidate moves in all.
-/// Memory O(n + C * w).
-fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: MoveOrder) {
+/// Complexity: the moves off each type, in `order`, are listed once a pass (O(C w^2 log(C w))
+/// for C classes of at most w choices); each planned move tries O(C w^2) of them, times
+/// O(C w^2) per level of a chain, one unit of `work` each, at which the pass stops. Memory
+/// O(n + C w^2).
+fn consolidate(
+    classes: &[Class],
+    free: &mut [u64],
+    pick: &mut [usize],
+    order: MoveOrder,
+    work: &mut u64,
+) {
     // The chains mark the types they visited in a u32 (the pass is only a heuristic).
     if free.len() > 32 {
         return;
@@ -451,13 +474,14 @@ fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: M
         .iter()
         .map(|h| h.iter().map(Vec::len).collect())
         .collect();
+    let moves_off = moves_off(classes, free.len(), order);
     let mut plan = Plan {
         classes,
         room: free.to_vec(),
         count: &mut count,
         moves: Vec::new(),
-        work: CONSOLIDATE_WORK,
-        order,
+        work: *work,
+        moves_off: &moves_off,
     };
     let depth = free.len().min(CHAIN_TYPES).saturating_sub(1);
     for (ci, cl) in classes.iter().enumerate() {
@@ -498,7 +522,44 @@ fn consolidate(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: M
             plan.count[ci][qc] += 1;
         }
     }
+    *work = plan.work;
     free.copy_from_slice(&plan.room);
+}
+
+/// Per type t, the moves off t that keep value (class, from choice, to choice, to type), in
+/// `order`: built once per pass (the order depends on units only).
+fn moves_off(
+    classes: &[Class],
+    types: usize,
+    order: MoveOrder,
+) -> Vec<Vec<(usize, usize, usize, usize)>> {
+    let mut out = vec![Vec::new(); types];
+    for (di, dl) in classes.iter().enumerate() {
+        for (qi, on) in dl.choices.iter().enumerate() {
+            let Some(t) = on.gpu else { continue };
+            if on.units == 0 {
+                continue;
+            }
+            for (q2, to) in dl.choices.iter().enumerate() {
+                let Some(t2) = to.gpu else { continue };
+                if t2 != t && to.value >= on.value {
+                    out[t].push((di, qi, q2, t2));
+                }
+            }
+        }
+    }
+    if order == MoveOrder::Thrifty {
+        let units = |&(di, q, _, _): &(usize, usize, usize, usize)| classes[di].choices[q].units;
+        let spent = |&(di, _, q2, _): &(usize, usize, usize, usize)| classes[di].choices[q2].units;
+        for list in &mut out {
+            list.sort_by(|a, b| {
+                (u128::from(spent(a)) * u128::from(units(b)))
+                    .cmp(&(u128::from(spent(b)) * u128::from(units(a))))
+                    .then(units(b).cmp(&units(a)))
+            });
+        }
+    }
+    out
 }
 
 /// Moves planned by the consolidation pass, on counts of placed jobs per class and choice and
@@ -512,8 +573,8 @@ struct Plan<'a> {
     /// Candidate moves left to examine: the pass stops planning when they run out (chains
     /// can cost O((C w^2)^depth) per move; the pass only improves the incumbent).
     work: u64,
-    /// The order in which moves off a type are tried.
-    order: MoveOrder,
+    /// Per type, the moves off it in the pass's order ([`moves_off`]).
+    moves_off: &'a [Vec<(usize, usize, usize, usize)>],
 }
 
 impl Plan<'_> {
@@ -533,37 +594,11 @@ impl Plan<'_> {
 
     /// One move off type t (see [`Plan::make_room`]): with `depth` 0 only to a type with room.
     fn move_one(&mut self, t: usize, used: u32, depth: usize) -> bool {
-        let classes = self.classes;
-        // The candidate moves (class, from choice, to choice, to type), in the plan's order.
-        let mut candidates: Vec<(usize, usize, usize, usize)> = Vec::new();
-        for (di, dl) in classes.iter().enumerate() {
-            for (qi, on) in dl.choices.iter().enumerate() {
-                if on.gpu != Some(t) || on.units == 0 || self.count[di][qi] == 0 {
-                    continue;
-                }
-                for (q2, to) in dl.choices.iter().enumerate() {
-                    let Some(t2) = to.gpu else { continue };
-                    if used & (1 << t2) != 0 || to.value < on.value {
-                        continue;
-                    }
-                    candidates.push((di, qi, q2, t2));
-                }
+        let (classes, moves_off) = (self.classes, self.moves_off);
+        for &(di, qi, q2, t2) in &moves_off[t] {
+            if used & (1 << t2) != 0 {
+                continue;
             }
-        }
-        if self.order == MoveOrder::Thrifty {
-            let units =
-                |&(di, q, _, _): &(usize, usize, usize, usize)| classes[di].choices[q].units;
-            let spent =
-                |&(di, _, q2, _): &(usize, usize, usize, usize)| classes[di].choices[q2].units;
-            // to / on ascending (cross-multiplied in u128, which holds any product of two
-            // u64), then the larger job first; stable otherwise.
-            candidates.sort_by(|a, b| {
-                (u128::from(spent(a)) * u128::from(units(b)))
-                    .cmp(&(u128::from(spent(b)) * u128::from(units(a))))
-                    .then(units(b).cmp(&units(a)))
-            });
-        }
-        for (di, qi, q2, t2) in candidates {
             let (on, to) = (classes[di].choices[qi], classes[di].choices[q2]);
             if self.count[di][qi] == 0 {
                 continue;
@@ -683,13 +718,25 @@ mod tests {
         ];
         let mut free = vec![1, 0, 1];
         let mut pick = vec![0, 0, 1];
-        consolidate(&classes, &mut free, &mut pick, MoveOrder::Classes);
+        consolidate(
+            &classes,
+            &mut free,
+            &mut pick,
+            MoveOrder::Classes,
+            &mut CONSOLIDATE_WORK.clone(),
+        );
         assert_eq!(pick, vec![1, 1, 0]);
         assert_eq!(free, vec![0, 0, 0]);
         // Without the unit on type 2 no chain makes room, and nothing moves.
         let mut free = vec![1, 0, 0];
         let mut pick = vec![0, 0, 1];
-        consolidate(&classes, &mut free, &mut pick, MoveOrder::Classes);
+        consolidate(
+            &classes,
+            &mut free,
+            &mut pick,
+            MoveOrder::Classes,
+            &mut CONSOLIDATE_WORK.clone(),
+        );
         assert_eq!(pick, vec![0, 0, 1]);
         assert_eq!(free, vec![1, 0, 0]);
     }
@@ -724,10 +771,22 @@ mod tests {
         ];
         let mut free = vec![0, 2];
         let mut pick = vec![0, 0, 0, 1];
-        consolidate(&classes, &mut free, &mut pick, MoveOrder::Classes);
+        consolidate(
+            &classes,
+            &mut free,
+            &mut pick,
+            MoveOrder::Classes,
+            &mut CONSOLIDATE_WORK.clone(),
+        );
         assert_eq!(pick, vec![0, 0, 0, 1]);
         assert_eq!(free, vec![0, 2]);
-        consolidate(&classes, &mut free, &mut pick, MoveOrder::Thrifty);
+        consolidate(
+            &classes,
+            &mut free,
+            &mut pick,
+            MoveOrder::Thrifty,
+            &mut CONSOLIDATE_WORK.clone(),
+        );
         assert_eq!(pick, vec![0, 0, 1, 0]);
         assert_eq!(free, vec![0, 0]);
     }
@@ -761,19 +820,43 @@ mod tests {
         ];
         let mut free = vec![0, 0];
         let mut pick = vec![0, 1];
-        assert_eq!(compact(&classes, &mut free, &mut pick), 3);
+        assert_eq!(
+            compact(
+                &classes,
+                &mut free,
+                &mut pick,
+                &mut CONSOLIDATE_WORK.clone()
+            ),
+            3
+        );
         assert_eq!(pick, vec![1, 0]);
         assert_eq!(free, vec![0, 3]);
         // Room on type 0: the direct move.
         let mut free = vec![1, 0];
         let mut pick = vec![1, 1];
-        assert_eq!(compact(&classes, &mut free, &mut pick), 3);
+        assert_eq!(
+            compact(
+                &classes,
+                &mut free,
+                &mut pick,
+                &mut CONSOLIDATE_WORK.clone()
+            ),
+            3
+        );
         assert_eq!(pick, vec![1, 0]);
         assert_eq!(free, vec![0, 4]);
         // Nothing to save: every job on its fewest units.
         let mut free = vec![0, 3];
         let mut pick = vec![1, 0];
-        assert_eq!(compact(&classes, &mut free, &mut pick), 0);
+        assert_eq!(
+            compact(
+                &classes,
+                &mut free,
+                &mut pick,
+                &mut CONSOLIDATE_WORK.clone()
+            ),
+            0
+        );
         assert_eq!(pick, vec![1, 0]);
     }
 
