@@ -831,20 +831,6 @@ impl ClassDp<'_> {
                         };
                         (key, v, p)
                     };
-                    // The tables' bound of the sub-state with `cnt` jobs on `ch`, of value `v`
-                    // and units `row`.
-                    let table = |v: f64, row: &[u64], cnt: u64| -> f64 {
-                        if last {
-                            bounds.table_bound(v, row, i + 1, None)
-                        } else {
-                            let r = Rest {
-                                jobs: left - cnt,
-                                rc: tail_rc[q + 1],
-                                units: &tail_units[(q + 1) * k..(q + 2) * k],
-                            };
-                            bounds.table_bound(v, row, i + 1, Some(r))
-                        }
-                    };
                     // The probes' bound is concave in cnt (Bounds::probe_bound), so the counts
                     // it keeps above the floor form an interval: for a long range, find a
                     // count in it (`above`), then walk out both ways until the bound drops
@@ -916,22 +902,7 @@ impl ClassDp<'_> {
                         }
                         let (key, v, p) = eval(cnt, Some((key, v)), &mut row, floor);
                         if p < floor {
-                            // `p` is the first probe below the floor, often just under it, and
-                            // the jump after a failed run (mod.rs) reads the largest bound the
-                            // run dropped: record this count's tightest bound (every probe and
-                            // the tables) when it could raise that. On round 9 of `rounds` on
-                            // the 10,000-job Gavel mix of seed 4 the records sat 0.001 under
-                            // the floors, and four runs of 901,624 states each crept from gap
-                            // 0.0065 to 0.0149; with the tightest bounds the next floor is
-                            // where the optimum is (5 runs, 4.6 M states instead of 7, 6.4 M).
-                            if p > self.dropped {
-                                let (_, _, every) =
-                                    eval(cnt, Some((key, v)), &mut row, f64::NEG_INFINITY);
-                                if every > self.dropped {
-                                    let t = table(v, &row, cnt);
-                                    self.dropped = self.dropped.max(every.min(t));
-                                }
-                            }
+                            self.dropped = self.dropped.max(p);
                             if scan {
                                 continue;
                             }
@@ -941,7 +912,17 @@ impl ClassDp<'_> {
                             }
                             break;
                         }
-                        let t = table(v, &row, cnt);
+                        let rest = if last { 0 } else { left - cnt };
+                        let t = if last {
+                            bounds.table_bound(v, &row, i + 1, None)
+                        } else {
+                            let r = Rest {
+                                jobs: rest,
+                                rc: tail_rc[q + 1],
+                                units: &tail_units[(q + 1) * k..(q + 2) * k],
+                            };
+                            bounds.table_bound(v, &row, i + 1, Some(r))
+                        };
                         let score = p.min(t);
                         if score < floor {
                             self.dropped = self.dropped.max(score);
