@@ -650,6 +650,25 @@ mod tests {
     use crate::solvers::dp::classes::{Choice, classes};
     use crate::solvers::dp::testing::{self, at_least, check_feasible, optimum};
 
+    /// A choice worth 1 on a GPU type (0 when idle), its slot its units.
+    fn choice(gpu: Option<usize>, units: u64) -> Choice {
+        Choice {
+            gpu,
+            units,
+            value: if gpu.is_some() { 1.0 } else { 0.0 },
+            slot: units as u32,
+        }
+    }
+
+    /// An optional class of `jobs` with `choices`.
+    fn class(choices: Vec<Choice>, jobs: Vec<usize>) -> Class {
+        Class {
+            choices,
+            forced: false,
+            jobs,
+        }
+    }
+
     /// Hand-worked: one type of 4 units holds a job that could also run on a second type of 2
     /// units; an idle job fits only the first type. The displacement moves the first job to the
     /// second type and places the idle one: two jobs instead of one.
@@ -694,27 +713,16 @@ mod tests {
     /// free: the chain of two moves makes the room, and every job runs.
     #[test]
     fn consolidation_chains_moves_to_make_room() {
-        let choice = |gpu: Option<usize>, units: u64| Choice {
-            gpu,
-            units,
-            value: if gpu.is_some() { 1.0 } else { 0.0 },
-            slot: units as u32,
-        };
-        let class = |choices: Vec<Choice>, job: usize| Class {
-            choices,
-            forced: false,
-            jobs: vec![job],
-        };
         let classes = vec![
             class(
                 vec![choice(Some(0), 1), choice(Some(1), 1), choice(None, 0)],
-                0,
+                vec![0],
             ),
             class(
                 vec![choice(Some(1), 1), choice(Some(2), 1), choice(None, 0)],
-                1,
+                vec![1],
             ),
-            class(vec![choice(Some(0), 2), choice(None, 0)], 2),
+            class(vec![choice(Some(0), 2), choice(None, 0)], vec![2]),
         ];
         let mut free = vec![1, 0, 1];
         let mut pick = vec![0, 0, 1];
@@ -747,17 +755,6 @@ mod tests {
     /// thrifty order moves the two-unit job first (2 spent per 2 freed) and the idle job runs.
     #[test]
     fn thrifty_moves_make_room_where_the_first_fit_does_not() {
-        let choice = |gpu: Option<usize>, units: u64| Choice {
-            gpu,
-            units,
-            value: if gpu.is_some() { 1.0 } else { 0.0 },
-            slot: units as u32,
-        };
-        let class = |choices: Vec<Choice>, jobs: Vec<usize>| Class {
-            choices,
-            forced: false,
-            jobs,
-        };
         let classes = vec![
             class(
                 vec![choice(Some(0), 1), choice(Some(1), 2), choice(None, 0)],
@@ -797,67 +794,30 @@ mod tests {
     /// its four.
     #[test]
     fn compaction_exchanges_jobs_to_save_units() {
-        let choice = |gpu: Option<usize>, units: u64| Choice {
-            gpu,
-            units,
-            value: if gpu.is_some() { 1.0 } else { 0.0 },
-            slot: units as u32,
-        };
-        let class = |choices: Vec<Choice>, job: usize| Class {
-            choices,
-            forced: false,
-            jobs: vec![job],
-        };
         let classes = vec![
             class(
                 vec![choice(Some(0), 1), choice(Some(1), 1), choice(None, 0)],
-                0,
+                vec![0],
             ),
             class(
                 vec![choice(Some(0), 1), choice(Some(1), 4), choice(None, 0)],
-                1,
+                vec![1],
             ),
         ];
-        let mut free = vec![0, 0];
-        let mut pick = vec![0, 1];
-        assert_eq!(
-            compact(
-                &classes,
-                &mut free,
-                &mut pick,
-                &mut CONSOLIDATE_WORK.clone()
-            ),
-            3
-        );
-        assert_eq!(pick, vec![1, 0]);
-        assert_eq!(free, vec![0, 3]);
-        // Room on type 0: the direct move.
-        let mut free = vec![1, 0];
-        let mut pick = vec![1, 1];
-        assert_eq!(
-            compact(
-                &classes,
-                &mut free,
-                &mut pick,
-                &mut CONSOLIDATE_WORK.clone()
-            ),
-            3
-        );
-        assert_eq!(pick, vec![1, 0]);
-        assert_eq!(free, vec![0, 4]);
-        // Nothing to save: every job on its fewest units.
-        let mut free = vec![0, 3];
-        let mut pick = vec![1, 0];
-        assert_eq!(
-            compact(
-                &classes,
-                &mut free,
-                &mut pick,
-                &mut CONSOLIDATE_WORK.clone()
-            ),
-            0
-        );
-        assert_eq!(pick, vec![1, 0]);
+        // (free, pick) before, then the units saved, pick and free after: the exchange; the
+        // direct move with type 0's unit free; nothing to save, every job on its fewest units.
+        let cases = [
+            ([0, 0], [0, 1], 3, [1, 0], [0, 3]),
+            ([1, 0], [1, 1], 3, [1, 0], [0, 4]),
+            ([0, 3], [1, 0], 0, [1, 0], [0, 3]),
+        ];
+        for (free, pick, saved, pick_after, free_after) in cases {
+            let (mut free, mut pick) = (free.to_vec(), pick.to_vec());
+            let mut work = CONSOLIDATE_WORK;
+            assert_eq!(compact(&classes, &mut free, &mut pick, &mut work), saved);
+            assert_eq!(pick, pick_after);
+            assert_eq!(free, free_after);
+        }
     }
 
     /// A count problem from its classes as (jobs, units on each of 3 types, 0 where the type is
