@@ -214,8 +214,8 @@ enum MoveOrder {
 /// The repair passes of integral problems after the displacement: consolidation, then
 /// compaction and consolidation in turn while compaction saves units (at most
 /// [`COMPACT_PASSES`] times). The first consolidation has a budget of [`CONSOLIDATE_WORK`]
-/// candidate moves, the rounds after it one more such budget between them (a helper's review
-/// measured 88-92 s on 1,942 random classes with a budget per pass, 8 s so).
+/// candidate moves, and the rounds after it share one more such budget (a helper's review
+/// measured 88-92 s on 1,942 random classes with a budget for every pass, 8 s with these).
 fn repair(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: MoveOrder) {
     consolidate(classes, free, pick, order, &mut CONSOLIDATE_WORK.clone());
     // Compaction frees units the consolidation's moves spent; the consolidation then places
