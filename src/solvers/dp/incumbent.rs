@@ -286,12 +286,10 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
                 break;
             };
             if let Some((di, qi, q2, t2)) = mover
-                && let Some(i) = holders[di][qi].pop()
+                && shift(&mut holders, pick, (di, qi, q2), 1) == 1
             {
                 free[t] += classes[di].choices[qi].units;
                 free[t2] -= classes[di].choices[q2].units;
-                pick[i] = q2;
-                holders[di][q2].push(i);
             }
             free[t] -= cl.choices[qc].units;
             pick[j] = qc;
@@ -324,15 +322,6 @@ fn displace(classes: &[Class], free: &mut [u64], pick: &mut [usize]) {
 fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize], work: &mut u64) -> u64 {
     let mut holders = holders(classes, pick);
     let mut saved = 0u64;
-    // Moves `k` jobs of class `di` from choice `qi` to choice `q2`.
-    let mut shift = |di: usize, qi: usize, q2: usize, k: u64, holders: &mut [Vec<Vec<usize>>]| {
-        for _ in 0..k {
-            if let Some(i) = holders[di][qi].pop() {
-                pick[i] = q2;
-                holders[di][q2].push(i);
-            }
-        }
-    };
     loop {
         let before = saved;
         for (a, al) in classes.iter().enumerate() {
@@ -360,7 +349,7 @@ fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize], work: &mut u
                         free[t] += on_a.units * direct;
                         free[t2] -= to_a.units * direct;
                         saved = saved.saturating_add((on_a.units - to_a.units) * direct);
-                        shift(a, qa, qa2, direct, &mut holders);
+                        shift(&mut holders, pick, (a, qa, qa2), direct);
                         continue;
                     }
                     // In exchange for jobs of another class b on t2 that move to t.
@@ -409,8 +398,8 @@ fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize], work: &mut u
                                 (free[t], free[t2]) = (room_t, room_t2);
                                 let each = u64::try_from(before - after).unwrap_or(u64::MAX);
                                 saved = saved.saturating_add(each.saturating_mul(k));
-                                shift(a, qa, qa2, k, &mut holders);
-                                shift(b, qb, qb2, k, &mut holders);
+                                shift(&mut holders, pick, (a, qa, qa2), k);
+                                shift(&mut holders, pick, (b, qb, qb2), k);
                             }
                         }
                     }
@@ -421,6 +410,27 @@ fn compact(classes: &[Class], free: &mut [u64], pick: &mut [usize], work: &mut u
             return saved;
         }
     }
+}
+
+/// Moves up to `k` placed jobs of class `di` from choice `qi` to choice `q2` (`mv` = (di, qi,
+/// q2)), in `holders` and `pick`; returns how many moved. The rooms are the caller's.
+fn shift(
+    holders: &mut [Vec<Vec<usize>>],
+    pick: &mut [usize],
+    mv: (usize, usize, usize),
+    k: u64,
+) -> u64 {
+    let (di, qi, q2) = mv;
+    let mut moved = 0;
+    while moved < k {
+        let Some(i) = holders[di][qi].pop() else {
+            break;
+        };
+        pick[i] = q2;
+        holders[di][q2].push(i);
+        moved += 1;
+    }
+    moved
 }
 
 /// Per class and choice, the jobs placed on it (a choice on a GPU type) by `pick`.
@@ -508,11 +518,8 @@ fn consolidate(
                 break;
             };
             // Make the planned moves, then place the job.
-            for (di, qi, q2) in plan.moves.drain(..) {
-                if let Some(i) = holders[di][qi].pop() {
-                    pick[i] = q2;
-                    holders[di][q2].push(i);
-                }
+            for mv in plan.moves.drain(..) {
+                shift(&mut holders, pick, mv, 1);
             }
             if let Some(t) = cl.choices[qc].gpu {
                 plan.room[t] -= cl.choices[qc].units;
@@ -660,6 +667,24 @@ mod tests {
         }
     }
 
+    /// `consolidate` in `order` with a fresh budget, from (free, pick); returns them after.
+    fn consolidated(
+        classes: &[Class],
+        free: &[u64],
+        pick: &[usize],
+        order: MoveOrder,
+    ) -> (Vec<u64>, Vec<usize>) {
+        let (mut free, mut pick) = (free.to_vec(), pick.to_vec());
+        consolidate(
+            classes,
+            &mut free,
+            &mut pick,
+            order,
+            &mut CONSOLIDATE_WORK.clone(),
+        );
+        (free, pick)
+    }
+
     /// An optional class of `jobs` with `choices`.
     fn class(choices: Vec<Choice>, jobs: Vec<usize>) -> Class {
         Class {
@@ -724,27 +749,11 @@ mod tests {
             ),
             class(vec![choice(Some(0), 2), choice(None, 0)], vec![2]),
         ];
-        let mut free = vec![1, 0, 1];
-        let mut pick = vec![0, 0, 1];
-        consolidate(
-            &classes,
-            &mut free,
-            &mut pick,
-            MoveOrder::Classes,
-            &mut CONSOLIDATE_WORK.clone(),
-        );
+        let (free, pick) = consolidated(&classes, &[1, 0, 1], &[0, 0, 1], MoveOrder::Classes);
         assert_eq!(pick, vec![1, 1, 0]);
         assert_eq!(free, vec![0, 0, 0]);
         // Without the unit on type 2 no chain makes room, and nothing moves.
-        let mut free = vec![1, 0, 0];
-        let mut pick = vec![0, 0, 1];
-        consolidate(
-            &classes,
-            &mut free,
-            &mut pick,
-            MoveOrder::Classes,
-            &mut CONSOLIDATE_WORK.clone(),
-        );
+        let (free, pick) = consolidated(&classes, &[1, 0, 0], &[0, 0, 1], MoveOrder::Classes);
         assert_eq!(pick, vec![0, 0, 1]);
         assert_eq!(free, vec![1, 0, 0]);
     }
@@ -766,24 +775,10 @@ mod tests {
             ),
             class(vec![choice(Some(0), 2), choice(None, 0)], vec![3]),
         ];
-        let mut free = vec![0, 2];
-        let mut pick = vec![0, 0, 0, 1];
-        consolidate(
-            &classes,
-            &mut free,
-            &mut pick,
-            MoveOrder::Classes,
-            &mut CONSOLIDATE_WORK.clone(),
-        );
+        let (free, pick) = consolidated(&classes, &[0, 2], &[0, 0, 0, 1], MoveOrder::Classes);
         assert_eq!(pick, vec![0, 0, 0, 1]);
         assert_eq!(free, vec![0, 2]);
-        consolidate(
-            &classes,
-            &mut free,
-            &mut pick,
-            MoveOrder::Thrifty,
-            &mut CONSOLIDATE_WORK.clone(),
-        );
+        let (free, pick) = consolidated(&classes, &free, &pick, MoveOrder::Thrifty);
         assert_eq!(pick, vec![0, 0, 1, 0]);
         assert_eq!(free, vec![0, 0]);
     }
