@@ -655,7 +655,7 @@ mod tests {
     use super::*;
     use crate::solvers::dp::bound::multipliers;
     use crate::solvers::dp::classes::{Choice, classes};
-    use crate::solvers::dp::testing::{self, at_least, check_feasible, optimum};
+    use crate::solvers::dp::testing::{self, at_least, check_feasible, count_problem, optimum};
 
     /// A choice worth 1 on a GPU type (0 when idle), its slot its units.
     fn choice(gpu: Option<usize>, units: u64) -> Choice {
@@ -812,42 +812,6 @@ mod tests {
             assert_eq!(compact(&classes, &mut free, &mut pick, &mut work), saved);
             assert_eq!(pick, pick_after);
             assert_eq!(free, free_after);
-        }
-    }
-
-    /// A count problem from its classes as (jobs, units on each of 3 types, 0 where the type is
-    /// not admissible), every job optional and worth 1 on any admissible type.
-    fn count_problem(classes: &[(usize, [u64; 3])], capacity: u64) -> RoundProblem {
-        use crate::formulation::{JobClass, RoundJob, RoundOption};
-        let mut jobs = Vec::new();
-        for &(count, units) in classes {
-            let options: Vec<RoundOption> = (0..3)
-                .filter(|&k| units[k] > 0)
-                .map(|k| RoundOption {
-                    option: k,
-                    gpu: k,
-                    slot: units[k] as u32,
-                    units: units[k],
-                    sigma: 1.0,
-                    value: 1.0,
-                })
-                .collect();
-            for _ in 0..count {
-                jobs.push(RoundJob {
-                    share: 1.0,
-                    fair_rate: 1.0,
-                    max_throughput: 1.0,
-                    minimum: 0.0,
-                    class: JobClass::Optional,
-                    options: options.clone(),
-                });
-            }
-        }
-        RoundProblem {
-            type_names: vec!["v100".into(), "p100".into(), "k80".into()],
-            job_ids: (0..jobs.len()).map(|j| j.to_string()).collect(),
-            capacity: vec![capacity; 3],
-            jobs,
         }
     }
 

@@ -116,6 +116,14 @@ fn integral_values(classes: &[classes::Class]) -> bool {
     })
 }
 
+/// Whether some choice spans several GPUs (its units are more than its slot's: a distributed
+/// job, d_j > 1).
+fn spans_gpus(classes: &[classes::Class]) -> bool {
+    classes
+        .iter()
+        .any(|cl| cl.choices.iter().any(|c| c.units > u64::from(c.slot)))
+}
+
 /// The fast exact DP.
 ///
 /// Build it with `Dp::default()` and set the public fields (the struct is `#[non_exhaustive]`:
@@ -239,6 +247,10 @@ impl Dp {
         };
         // The incumbent: the best solution known, as (value, assignment).
         let integral = integral_values(&classes);
+        // The core's order (`Fixed::order_by_units`): fewest units first where every choice is
+        // worth the same or jobs span from a fraction of a GPU to several GPUs; fewest kept
+        // choices first otherwise (docs/solver.md step 6, "Core order").
+        let by_units = integral || spans_gpus(&classes);
         let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu, integral);
         let seconds_bound = begin.elapsed().as_secs_f64();
         // When the greedy fails, look for a certificate before any DP run (a DP that must prove
@@ -372,7 +384,13 @@ impl Dp {
                     }
                 }
             }
-            let setup = |gap: f64| fix(&classes, &problem.capacity, &mu, gap, tol);
+            let setup = |gap: f64| {
+                let mut fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
+                if by_units {
+                    fixed.order_by_units(&classes);
+                }
+                fixed
+            };
             let lb = best.as_ref().map(|(v, _)| *v);
             if let Some(lb) = lb
                 && lb >= ceiling - 0.5
@@ -842,6 +860,57 @@ mod tests {
             prop_assert_eq!(mu.len(), problem.capacity.len());
             prop_assert!(mu.iter().all(|m| m.is_finite() && *m >= 0.0), "{:?}", mu);
         }
+    }
+
+    /// A count problem whose greedy stops one job short, which the DP's runs must close: round
+    /// 7 of `stsfair rounds --rounds 10` on the 1,000-job Gavel mix of seed 20 (`gen --gavel
+    /// --multi --jobs 1000 --count 100 --seed 20`; 464 forced jobs of up to 4 units, 34 of 8
+    /// to 32, 3 x 400 units). At prices 1/32 per unit on every type L = 476.03125, so 476 jobs
+    /// leave at most one unit of the 1,200 unused or spent above a job's fewest; HiGHS finds
+    /// such a packing, the greedy stops at 475. In the order of the other problems (fewest
+    /// kept choices first) the run at floor 476 passed its layer limit of 4 M states and the
+    /// ILP took the round; with the classes of fewest units first it finds 476 (227,256 states
+    /// in the run with the tables, 0.6 s; docs/performance.md, "Twentieth session").
+    #[test]
+    fn a_count_problem_one_short_of_its_ceiling_is_closed_by_the_runs() {
+        let shape: [(usize, [u64; 3]); 18] = [
+            (520, [0, 0, 0]),
+            (79, [1, 2, 4]),
+            (38, [1, 2, 2]),
+            (5, [1, 1, 0]),
+            (80, [1, 1, 2]),
+            (18, [16, 16, 16]),
+            (31, [1, 1, 1]),
+            (8, [2, 2, 4]),
+            (37, [1, 1, 4]),
+            (76, [2, 1, 2]),
+            (11, [32, 32, 0]),
+            (17, [1, 2, 0]),
+            (30, [2, 2, 2]),
+            (28, [2, 1, 4]),
+            (5, [8, 8, 8]),
+            (4, [2, 1, 1]),
+            (5, [32, 32, 32]),
+            (8, [2, 2, 0]),
+        ];
+        let problem = testing::count_problem(&shape, 400);
+        let classes = classes(&problem);
+        let (mu, bound) = multipliers(&classes, &problem.capacity);
+        assert!((bound - 476.03125).abs() < 1e-9, "L = {bound}");
+        let greedy = incumbent(&problem, &classes, &mu, true).map(|(v, _)| v);
+        assert_eq!(
+            greedy,
+            Some(475.0),
+            "the greedy reaches the ceiling: this case no longer tests the runs"
+        );
+        let solution = Dp::default()
+            .solve_problem(&problem)
+            .expect("within the limits");
+        assert_eq!(solution.objective, Some(476.0));
+        assert!(solution.stats.runs.is_some_and(|r| r >= 1));
+        let value =
+            testing::check_feasible(&problem, &solution.assignments).map_err(|e| e.to_string());
+        assert_eq!(value, Ok(476.0));
     }
 
     /// Hand-worked: on doubling steps the growth per doubling is the ratio of the states; on a

@@ -194,3 +194,40 @@ pub(super) fn check_feasible(
 pub(super) fn small_problem() -> impl Strategy<Value = RoundProblem> {
     prop_oneof![problem(SMALL, 1), problem(SMALL, 15)]
 }
+
+/// A count problem from its classes as (jobs, units on each of 3 types, 0 where the type is not
+/// admissible), every job optional and worth 1 on any admissible type: what the relaxation
+/// makes (src/rounds/relax.rs), written as the classes a trace of it shows.
+pub(super) fn count_problem(classes: &[(usize, [u64; 3])], capacity: u64) -> RoundProblem {
+    use crate::formulation::{JobClass, RoundJob, RoundOption};
+    let mut jobs = Vec::new();
+    for &(count, units) in classes {
+        let options: Vec<RoundOption> = (0..3)
+            .filter(|&k| units[k] > 0)
+            .map(|k| RoundOption {
+                option: k,
+                gpu: k,
+                slot: units[k] as u32,
+                units: units[k],
+                sigma: 1.0,
+                value: 1.0,
+            })
+            .collect();
+        for _ in 0..count {
+            jobs.push(RoundJob {
+                share: 1.0,
+                fair_rate: 1.0,
+                max_throughput: 1.0,
+                minimum: 0.0,
+                class: JobClass::Optional,
+                options: options.clone(),
+            });
+        }
+    }
+    RoundProblem {
+        type_names: vec!["v100".into(), "p100".into(), "k80".into()],
+        job_ids: (0..jobs.len()).map(|j| j.to_string()).collect(),
+        capacity: vec![capacity; 3],
+        jobs,
+    }
+}
