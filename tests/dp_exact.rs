@@ -54,6 +54,27 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// Single-GPU jobs only: the core in the rigid order, not by units.
+    #[test]
+    fn dp_matches_brute_force_on_single_gpu_jobs(
+        instance in common::instance(common::Shape::TINY.single_gpu())
+    ) {
+        agree(&instance, &BruteForce::default())?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #[test]
+    fn dp_matches_dense_dp_on_single_gpu_jobs(
+        instance in common::instance(common::Shape::SMALL.single_gpu())
+    ) {
+        agree(&instance, &DenseDp::default())?;
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
     /// Many identical jobs (classes split between tied choices by the LP).
     #[test]

@@ -283,6 +283,26 @@ proptest! {
     }
 }
 
+/// The round problem of `instance` with integral values: every option worth 1 (`scale` 0) or
+/// its value times `scale` rounded, every job optional if `optional` (as in the relaxation's
+/// count problems).
+fn integral(instance: &Instance, scale: f64, optional: bool) -> RoundProblem {
+    let mut problem = RoundProblem::new(instance);
+    for job in &mut problem.jobs {
+        if optional {
+            job.class = JobClass::Optional;
+        }
+        for o in &mut job.options {
+            o.value = if scale == 0.0 {
+                1.0
+            } else {
+                (o.value * scale).round()
+            };
+        }
+    }
+    problem
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
     /// Integral values, such as the relaxation's count problems (every option worth 1, every
@@ -295,19 +315,31 @@ proptest! {
         scale in prop_oneof![Just(0.0), Just(1.0), Just(3.0)],
         optional in proptest::bool::ANY,
     ) {
-        let mut problem = RoundProblem::new(&instance);
-        for job in &mut problem.jobs {
-            if optional {
-                job.class = JobClass::Optional;
-            }
-            for o in &mut job.options {
-                o.value = if scale == 0.0 { 1.0 } else { (o.value * scale).round() };
-            }
-        }
+        let problem = integral(&instance, scale, optional);
         let fast = solvers_agree_with_brute_force(&problem, "integral values")?;
         if let Some(a) = fast.objective {
             // The values are integers, so is the optimum.
             prop_assert_eq!(a.fract(), 0.0);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+    /// Integral values on instances too large for brute force: the dense DP and the fast DP
+    /// (whose core is then taken by units, docs/solver.md step 6) find the same optimum.
+    #[test]
+    fn dps_agree_on_integral_values_of_small_instances(
+        instance in common::instance(common::Shape::SMALL),
+        scale in prop_oneof![Just(0.0), Just(1.0), Just(3.0)],
+        optional in proptest::bool::ANY,
+    ) {
+        let problem = integral(&instance, scale, optional);
+        let dense = DenseDp::default().solve_problem(&problem).unwrap();
+        let fast = Dp::default().solve_problem(&problem).unwrap();
+        prop_assert_eq!(dense.objective.is_some(), fast.objective.is_some());
+        if let (Some(a), Some(b)) = (dense.objective, fast.objective) {
+            prop_assert!(objectives_agree(a, b), "dense {} vs dp {}", a, b);
         }
     }
 }

@@ -40,6 +40,17 @@ impl Shape {
         max_count: 6,
         max_workers: 3,
     };
+
+    /// The same shape with single-GPU jobs only (d_j = 1). The fast DP takes the core of such
+    /// problems in its rigid order and that of problems with distributed jobs by units
+    /// (docs/solver.md step 6, "Core order"); most random instances of the shapes above have a
+    /// distributed job.
+    pub const fn single_gpu(self) -> Shape {
+        Shape {
+            max_workers: 1,
+            ..self
+        }
+    }
 }
 
 /// A random instance of the given shape. Times are drawn from a few values so that ties happen;

@@ -30,7 +30,7 @@ pub(super) struct Fixed {
     pub(super) residual: Vec<i128>,
     /// The classes with two or more kept choices, rigid first (few kept choices, few jobs):
     /// the states stay few until the last layers, where little room is left and the bound
-    /// bites.
+    /// bites. [`Fixed::order_by_units`] reorders them for some problems.
     pub(super) core: Vec<usize>,
 }
 
@@ -101,20 +101,22 @@ pub(super) fn next_gap(classes: &[Class], mu: &[f64], gap: f64, tol: f64) -> f64
 
 impl Fixed {
     /// Reorders the core by units: classes whose largest kept choice uses fewest units first,
-    /// then as [`fix`] orders them. For problems of integral values and problems whose jobs
-    /// span from a fraction of a GPU to several GPUs (docs/solver.md step 6, "Core order").
+    /// then as [`fix`] orders them. For problems of integral values and problems with
+    /// distributed jobs (d_j > 1; docs/solver.md step 6, "Core order").
     /// Where every choice is worth the same, the bound cannot tell states of equal value apart
     /// and a run keeps every load vector it reaches; and where a few classes take 8 to 32 units
     /// a job, placing them early spreads the loads that every later layer then multiplies.
     /// Small classes first keep the early layers' loads in a small range, where equal vectors
     /// merge, and leave the large jobs to the last layers, where the tables' bound sees whether
     /// the room left can still hold them. Any order is exact (a run enumerates the same
-    /// choices). O(C log C) for C core classes.
+    /// choices). O(K + C log C) for C core classes of K kept choices in all. Units are
+    /// compared across GPU types as they are (types of different units per GPU only make the
+    /// order a coarser guess).
     pub(super) fn order_by_units(&mut self, classes: &[Class]) {
         let kept = &self.kept;
         let largest = |c: usize| kept[c].iter().map(|h| h.units).max().unwrap_or(0);
         self.core
-            .sort_by_key(|&c| (largest(c), kept[c].len(), classes[c].jobs.len(), c));
+            .sort_by_cached_key(|&c| (largest(c), kept[c].len(), classes[c].jobs.len(), c));
     }
 
     /// The assignment of `jobs` jobs from a run's answer: fixed classes on their one choice,

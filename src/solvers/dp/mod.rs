@@ -116,8 +116,8 @@ fn integral_values(classes: &[classes::Class]) -> bool {
     })
 }
 
-/// Whether some choice spans several GPUs (its units are more than its slot's: a distributed
-/// job, d_j > 1).
+/// Whether some choice is a distributed job's (d_j > 1: its units, d_j times its slot, are
+/// more than its slot; idle choices have neither).
 fn spans_gpus(classes: &[classes::Class]) -> bool {
     classes
         .iter()
@@ -248,8 +248,8 @@ impl Dp {
         // The incumbent: the best solution known, as (value, assignment).
         let integral = integral_values(&classes);
         // The core's order (`Fixed::order_by_units`): fewest units first where every choice is
-        // worth the same or jobs span from a fraction of a GPU to several GPUs; fewest kept
-        // choices first otherwise (docs/solver.md step 6, "Core order").
+        // worth an integer or some job is distributed; fewest kept choices first otherwise
+        // (docs/solver.md step 6, "Core order").
         let by_units = integral || spans_gpus(&classes);
         let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu, integral);
         let seconds_bound = begin.elapsed().as_secs_f64();
