@@ -864,13 +864,13 @@ mod tests {
 
     /// A count problem whose greedy stops one job short, which the DP's runs must close: round
     /// 7 of `stsfair rounds --rounds 10` on the 1,000-job Gavel mix of seed 20 (`gen --gavel
-    /// --multi --jobs 1000 --count 100 --seed 20`; 464 forced jobs of up to 4 units, 34 of 8
-    /// to 32, 3 x 400 units). At prices 1/32 per unit on every type L = 476.03125, so 476 jobs
-    /// leave at most one unit of the 1,200 unused or spent above a job's fewest; HiGHS finds
-    /// such a packing, the greedy stops at 475. In the order of the other problems (fewest
-    /// kept choices first) the run at floor 476 passed its layer limit of 4 M states and the
-    /// ILP took the round; with the classes of fewest units first it finds 476 (227,256 states
-    /// in the run with the tables, 0.6 s; docs/performance.md, "Twentieth session").
+    /// --multi --jobs 1000 --count 100 --seed 20`; 480 forced jobs, 441 of up to 4 units and
+    /// 39 of 8 to 32, on 3 x 400 units). At prices 1/32 per unit on every type L = 476.03125,
+    /// so 476 jobs leave at most one unit of the 1,200 unused or spent above a job's fewest;
+    /// HiGHS finds such a packing, the greedy stops at 475. In the rigid order (fewest kept
+    /// choices first) the run at floor 476 passed its layer limit of 4 M states and the ILP
+    /// took the round; with the classes of fewest units first it finds 476 (227,256 states in
+    /// the run with the tables, 0.6 s; docs/performance.md, "Twentieth session").
     #[test]
     fn a_count_problem_one_short_of_its_ceiling_is_closed_by_the_runs() {
         let shape: [(usize, [u64; 3]); 18] = [
