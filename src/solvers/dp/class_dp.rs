@@ -1019,7 +1019,7 @@ mod tests {
     use crate::solution::objectives_agree;
     use crate::solvers::dp::bound::multipliers;
     use crate::solvers::dp::classes::classes;
-    use crate::solvers::dp::fixing::fix;
+    use crate::solvers::dp::fixing::{CoreOrder, fix};
     use crate::solvers::dp::limits::TOLERANCE;
     use crate::solvers::dp::testing::{self, at_least, check_feasible, optimum};
 
@@ -1120,7 +1120,7 @@ mod tests {
             let classes = classes(&problem);
             let (mu, l) = multipliers(&classes, &problem.capacity);
             let tol = TOLERANCE * l.abs().max(1.0);
-            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
+            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol, CoreOrder::Rigid);
             let probes = probes(&mu);
             let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
             else {
@@ -1202,7 +1202,7 @@ mod tests {
             };
             let tol = TOLERANCE * l.abs().max(1.0);
             let gap = (l - opt).max(0.0) * at;
-            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
+            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol, CoreOrder::Rigid);
             let probes = probes(&mu);
             let mut dp = ClassDp::unlimited(&classes, &fixed.kept, &probes);
             let floor = opt + (l - opt).max(0.0) * above + 1e-6 * opt.abs().max(1.0);
@@ -1239,7 +1239,14 @@ mod tests {
                 return Ok(());
             };
             let tol = TOLERANCE * l.abs().max(1.0);
-            let fixed = fix(&classes, &problem.capacity, &mu, (l - opt).max(0.0) * factor, tol);
+            let fixed = fix(
+                &classes,
+                &problem.capacity,
+                &mu,
+                (l - opt).max(0.0) * factor,
+                tol,
+                CoreOrder::Rigid,
+            );
             let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
             else {
                 return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));

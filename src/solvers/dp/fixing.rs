@@ -28,16 +28,40 @@ pub(super) struct Fixed {
     pub(super) base: f64,
     /// Capacity per type left by the fixed classes (negative: they overflow it).
     pub(super) residual: Vec<i128>,
-    /// The classes with two or more kept choices, rigid first (few kept choices, few jobs):
-    /// the states stay few until the last layers, where little room is left and the bound
-    /// bites. [`Fixed::order_by_units`] reorders them for some problems.
+    /// The classes with two or more kept choices, in the [`CoreOrder`] of the fixing.
     pub(super) core: Vec<usize>,
+}
+
+/// The order of a fixing's core classes, the DP's layers (docs/solver.md step 6, "Core order").
+/// Any order is exact (a run enumerates the same choices); only the states differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CoreOrder {
+    /// Rigid first (fewest kept choices, then fewest jobs): the states stay few until the last
+    /// layers, where little room is left and the bound bites.
+    Rigid,
+    /// Fewest units first (a class's largest kept choice), then rigid first: for problems of
+    /// integral values and problems with distributed jobs (d_j > 1). Where every choice is
+    /// worth the same, the bound cannot tell states of equal value apart and a run keeps every
+    /// load vector it reaches; and where a few classes take 8 to 32 units a job, placing them
+    /// early spreads the loads that every later layer then multiplies. Small classes first
+    /// keep the early layers' loads in a small range, where equal vectors merge, and leave the
+    /// large jobs to the last layers, where the tables' bound sees whether the room left can
+    /// still hold them. Units are compared across GPU types as they are (types of different
+    /// units per GPU only make the order a coarser guess).
+    Units,
 }
 
 /// Fixes the choices of `classes` at reduced-cost gap `gap` at prices `mu` (choices with
 /// delta > gap + tol are removed; `tol` absorbs floating-point error) on a cluster of
-/// `capacity` units per type.
-pub(super) fn fix(classes: &[Class], capacity: &[u64], mu: &[f64], gap: f64, tol: f64) -> Fixed {
+/// `capacity` units per type, with the core in `order`.
+pub(super) fn fix(
+    classes: &[Class],
+    capacity: &[u64],
+    mu: &[f64],
+    gap: f64,
+    tol: f64,
+    order: CoreOrder,
+) -> Fixed {
     let mut kept: Vec<Vec<Choice>> = Vec::with_capacity(classes.len());
     for cl in classes {
         let b = best_rc(&cl.choices, mu);
@@ -65,7 +89,13 @@ pub(super) fn fix(classes: &[Class], capacity: &[u64], mu: &[f64], gap: f64, tol
             _ => core.push(c),
         }
     }
-    core.sort_by_key(|&c| (kept[c].len(), classes[c].jobs.len(), c));
+    match order {
+        CoreOrder::Rigid => core.sort_by_key(|&c| (kept[c].len(), classes[c].jobs.len(), c)),
+        CoreOrder::Units => {
+            let largest = |c: usize| kept[c].iter().map(|h| h.units).max().unwrap_or(0);
+            core.sort_by_cached_key(|&c| (largest(c), kept[c].len(), classes[c].jobs.len(), c));
+        }
+    }
     Fixed {
         kept,
         base,
@@ -100,25 +130,6 @@ pub(super) fn next_gap(classes: &[Class], mu: &[f64], gap: f64, tol: f64) -> f64
 }
 
 impl Fixed {
-    /// Reorders the core by units: classes whose largest kept choice uses fewest units first,
-    /// then as [`fix`] orders them. For problems of integral values and problems with
-    /// distributed jobs (d_j > 1; docs/solver.md step 6, "Core order").
-    /// Where every choice is worth the same, the bound cannot tell states of equal value apart
-    /// and a run keeps every load vector it reaches; and where a few classes take 8 to 32 units
-    /// a job, placing them early spreads the loads that every later layer then multiplies.
-    /// Small classes first keep the early layers' loads in a small range, where equal vectors
-    /// merge, and leave the large jobs to the last layers, where the tables' bound sees whether
-    /// the room left can still hold them. Any order is exact (a run enumerates the same
-    /// choices). O(K + C log C) for C core classes of K kept choices in all. Units are
-    /// compared across GPU types as they are (types of different units per GPU only make the
-    /// order a coarser guess).
-    pub(super) fn order_by_units(&mut self, classes: &[Class]) {
-        let kept = &self.kept;
-        let largest = |c: usize| kept[c].iter().map(|h| h.units).max().unwrap_or(0);
-        self.core
-            .sort_by_cached_key(|&c| (largest(c), kept[c].len(), classes[c].jobs.len(), c));
-    }
-
     /// The assignment of `jobs` jobs from a run's answer: fixed classes on their one choice,
     /// core classes' jobs on the kept choices in the `counts` of the run (per core class, per
     /// kept choice; a class's jobs in order).
@@ -202,7 +213,7 @@ mod tests {
             let tol = TOLERANCE * l.abs().max(1.0);
             let next = next_gap(&classes, &mu, gap, tol);
             let kept = |g: f64| -> Vec<usize> {
-                fix(&classes, &problem.capacity, &mu, g, tol).kept.iter().map(Vec::len).collect()
+                fix(&classes, &problem.capacity, &mu, g, tol, CoreOrder::Rigid).kept.iter().map(Vec::len).collect()
             };
             let here = kept(gap);
             if next.is_finite() {
@@ -236,7 +247,7 @@ mod tests {
             };
             let tol = TOLERANCE * l.abs().max(1.0);
             let gap = (l - opt).max(0.0) * factor;
-            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
+            let fixed = fix(&classes, &problem.capacity, &mu, gap, tol, CoreOrder::Rigid);
             let fixed_opt = optimum(&restricted(&problem, &classes, &fixed))?;
             prop_assert_eq!(fixed_opt.is_some(), true, "fixing at gap {} lost every solution", gap);
             if let Some(f) = fixed_opt {

@@ -217,7 +217,8 @@ enum MoveOrder {
 /// candidate moves, and the rounds after it share one more such budget (a helper's review
 /// measured 88-92 s on 1,942 random classes with a budget for every pass, 8 s with these).
 fn repair(classes: &[Class], free: &mut [u64], pick: &mut [usize], order: MoveOrder) {
-    consolidate(classes, free, pick, order, &mut CONSOLIDATE_WORK.clone());
+    let mut first = CONSOLIDATE_WORK;
+    consolidate(classes, free, pick, order, &mut first);
     // Compaction frees units the consolidation's moves spent; the consolidation then places
     // idle jobs in them, which may leave new room to compact. One budget for all the rounds.
     let mut work = CONSOLIDATE_WORK;
@@ -675,13 +676,8 @@ mod tests {
         order: MoveOrder,
     ) -> (Vec<u64>, Vec<usize>) {
         let (mut free, mut pick) = (free.to_vec(), pick.to_vec());
-        consolidate(
-            classes,
-            &mut free,
-            &mut pick,
-            order,
-            &mut CONSOLIDATE_WORK.clone(),
-        );
+        let mut work = CONSOLIDATE_WORK;
+        consolidate(classes, &mut free, &mut pick, order, &mut work);
         (free, pick)
     }
 

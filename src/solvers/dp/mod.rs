@@ -65,7 +65,7 @@ use crate::solution::{Infeasibility, SolveStats};
 use bound::{multipliers, smooth_multipliers, warm_multipliers};
 use class_dp::{ClassDp, Suffix, probes};
 use classes::classes;
-use fixing::{Fixed, fix, next_gap, widest};
+use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
     ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, FLAT_GROWTH, MIN_STEP,
@@ -247,10 +247,14 @@ impl Dp {
         };
         // The incumbent: the best solution known, as (value, assignment).
         let integral = integral_values(&classes);
-        // The core's order (`Fixed::order_by_units`): fewest units first where every choice is
-        // worth an integer or some job is distributed; fewest kept choices first otherwise
-        // (docs/solver.md step 6, "Core order").
-        let by_units = integral || spans_gpus(&classes);
+        // The core's order: fewest units first where every choice is worth an integer or some
+        // job is distributed; fewest kept choices first otherwise (docs/solver.md step 6,
+        // "Core order").
+        let order = if integral || spans_gpus(&classes) {
+            CoreOrder::Units
+        } else {
+            CoreOrder::Rigid
+        };
         let mut best: Option<(f64, Vec<Assignment>)> = incumbent(problem, &classes, &mu, integral);
         let seconds_bound = begin.elapsed().as_secs_f64();
         // When the greedy fails, look for a certificate before any DP run (a DP that must prove
@@ -384,13 +388,7 @@ impl Dp {
                     }
                 }
             }
-            let setup = |gap: f64| {
-                let mut fixed = fix(&classes, &problem.capacity, &mu, gap, tol);
-                if by_units {
-                    fixed.order_by_units(&classes);
-                }
-                fixed
-            };
+            let setup = |gap: f64| fix(&classes, &problem.capacity, &mu, gap, tol, order);
             let lb = best.as_ref().map(|(v, _)| *v);
             if let Some(lb) = lb
                 && lb >= ceiling - 0.5

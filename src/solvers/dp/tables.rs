@@ -452,7 +452,7 @@ mod tests {
     use crate::solvers::dp::bound::multipliers;
     use crate::solvers::dp::class_dp::{Bounds, ClassDp, probes};
     use crate::solvers::dp::classes::classes;
-    use crate::solvers::dp::fixing::fix;
+    use crate::solvers::dp::fixing::{CoreOrder, fix};
     use crate::solvers::dp::limits::{TABLE_CELLS, TABLE_WORK, TOLERANCE};
     use crate::solvers::dp::testing::{self, SMALL, TINY, at_least, optimum};
     use crate::solvers::{BruteForce, DenseDp};
@@ -548,7 +548,14 @@ mod tests {
                 return Ok(());
             };
             let tol = TOLERANCE * l.abs().max(1.0);
-            let fixed = fix(&classes, &problem.capacity, &mu, (l - opt).max(0.0) * factor, tol);
+            let fixed = fix(
+                &classes,
+                &problem.capacity,
+                &mu,
+                (l - opt).max(0.0) * factor,
+                tol,
+                CoreOrder::Rigid,
+            );
             let probes = probes(&mu);
             let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
             else {
@@ -584,7 +591,7 @@ mod tests {
                 return Ok(());
             };
             let tol = TOLERANCE * l.abs().max(1.0);
-            let fixed = fix(&classes, &problem.capacity, &mu, f64::INFINITY, tol);
+            let fixed = fix(&classes, &problem.capacity, &mu, f64::INFINITY, tol, CoreOrder::Rigid);
             let at_mu = vec![mu.clone()];
             let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &at_mu, &fixed.residual)
             else {
