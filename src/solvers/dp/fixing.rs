@@ -51,6 +51,17 @@ pub(super) enum CoreOrder {
     Units,
 }
 
+impl CoreOrder {
+    /// The other order, which a run that grows past its limit is raced by (docs/solver.md
+    /// step 5, "The order race").
+    pub(super) fn other(self) -> Self {
+        match self {
+            CoreOrder::Rigid => CoreOrder::Units,
+            CoreOrder::Units => CoreOrder::Rigid,
+        }
+    }
+}
+
 /// Fixes the choices of `classes` at reduced-cost gap `gap` at prices `mu` (choices with
 /// delta > gap + tol are removed; `tol` absorbs floating-point error) on a cluster of
 /// `capacity` units per type, with the core in `order`.

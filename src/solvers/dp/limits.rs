@@ -49,6 +49,22 @@ pub(super) const SINGLE_SPAN: f64 = 1.25;
 /// 6.4 M; with the tables it creates 52,000.
 pub(super) const TABLES_PREDICTED: u64 = 2;
 
+/// Default of `Dp::race_after_states`: a gap-deepening run may create at most this many
+/// states, or [`RACE_FACTOR`] times the last finished run's if more, before the same gap is
+/// run in the other core order (docs/solver.md step 5, "The order race"). A lost race costs
+/// at most twice the limit. Chosen between 20,000 and 50,000 on 47 Gavel-mix runs of 10
+/// rounds (docs/performance.md, "Twenty-first session"): both took about a fifth off their
+/// time, but at 20,000 a single-GPU 10,000-job round whose last run takes 20,485 states
+/// lost a race (22,905 -> 62,907 states); at 50,000 none of 125 single rounds races.
+pub(super) const RACE_AFTER_STATES: u64 = 50_000;
+
+/// The growth over the last finished run past which a run is raced by the other core order:
+/// the runs of one order grow by 2 to 17 times from one step to the next on the rounds
+/// measured, and a run that grows far more is the sign of an order that spreads the loads
+/// early (25 times, 109,612 -> 2,773,774 states, on round 8 of the 10,000-job mix of seed 2 in
+/// the rigid order, where the order by units took 13,109). 16 measured about the same as 8.
+pub(super) const RACE_FACTOR: u64 = 8;
+
 /// Least growth of the gap for the shorter step that replaces an early refusal (step 5 of
 /// docs/solver.md): a step that the budget allows only below 1.02 times the gap would find
 /// little the last run did not, and the solve stops with `SolveError::TooLarge` instead.

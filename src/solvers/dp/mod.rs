@@ -69,9 +69,10 @@ use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
     ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, FLAT_GROWTH, MIN_STEP,
-    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RUN_GROWTH, SINGLE_SPAN, SINGLE_TABLES_AFTER_STATES,
-    SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE,
-    TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE, table_cells,
+    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RACE_AFTER_STATES, RACE_FACTOR, RUN_GROWTH,
+    SINGLE_SPAN, SINGLE_TABLES_AFTER_STATES, SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET,
+    TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE,
+    table_cells,
 };
 use tables::{TypeTables, strongest_fit};
 
@@ -165,6 +166,26 @@ pub struct Dp {
     /// 0 turns them on after the first run (whose work budget, counted on the states made so
     /// far, is 0; the unit tests set it).
     pub(crate) single_tables_after_states: u64,
+    /// A run may create this many states (default 50,000), or 8 times the last finished run's
+    /// if more, before the same gap is tried in the other core order (docs/solver.md step 5,
+    /// "The order race"). Any value gives the optimum; the unit tests set 0 (every run stopped
+    /// at once in both orders) and a few states to a few hundred (races won and lost).
+    pub(crate) race_after_states: u64,
+}
+
+/// A fixing kept for the runs after the one it was made for: the gap it was made for, the
+/// tables it was made with, the fixing, and its type tables (`None` when none could be built).
+type Cached = (f64, Tables, Fixed, Option<TypeTables>);
+
+/// Where the run of a gap stands in the order race (docs/solver.md step 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Race {
+    /// The run is raced: past its limit the same gap is run in the other order.
+    Ready,
+    /// The run is the other order's, with the limit (in states) the first one stopped at.
+    Other(u64),
+    /// Both orders stopped at the limit of one gap: no more races in this solve.
+    Off,
 }
 
 /// Which type tables (docs/solver.md step 6) the runs of a solve bound their states with.
@@ -198,6 +219,7 @@ impl Default for Dp {
             smooth_after_states: SMOOTH_AFTER_STATES,
             plain_run_states: PLAIN_RUN_STATES,
             single_tables_after_states: SINGLE_TABLES_AFTER_STATES,
+            race_after_states: RACE_AFTER_STATES,
         }
     }
 }
@@ -250,7 +272,7 @@ impl Dp {
         // The core's order: fewest units first where every choice is worth an integer or some
         // job is distributed; fewest kept choices first otherwise (docs/solver.md step 6,
         // "Core order").
-        let order = if integral || spans_gpus(&classes) {
+        let mut order = if integral || spans_gpus(&classes) {
             CoreOrder::Units
         } else {
             CoreOrder::Rigid
@@ -328,8 +350,14 @@ impl Dp {
         // The gap of that run.
         let mut largest_gap = 0.0f64;
         let mut g = FIRST_GAP * bound.abs().max(1.0);
-        // The fixing of the last runs with tables, the gap it was made for, and its tables.
-        let mut cached: Option<(f64, Tables, Fixed, Option<TypeTables>)> = None;
+        // The fixing of the last runs with tables, the gap it was made for, and its tables, for
+        // each core order (the race below can go back to the first).
+        let mut cached: [Option<Cached>; 2] = [None, None];
+        // The order race (docs/solver.md step 5): where this gap's run stands in it, and the
+        // states of the runs it stopped, which the solve's budget does not count (a lost race
+        // costs at most twice its limit, and that limit is far below the budget's).
+        let mut race = Race::Ready;
+        let mut raced = 0u64;
         let mut runs = 0u64;
         let mut core_jobs: u64;
         let mut core_classes: u64;
@@ -373,7 +401,7 @@ impl Dp {
                     g = (bound - floor).max(FIRST_GAP * bound.abs().max(1.0));
                     probes = class_dp::probes(&mu);
                     widest = fixing::widest(&classes, &mu);
-                    cached = None;
+                    cached = [None, None];
                     (last_states, last_run_gap, steepest) = (0, 0.0, 0.0);
                     (largest_run, largest_gap) = (0, 0.0);
                     tables = from_start;
@@ -508,11 +536,12 @@ impl Dp {
                     }
                 };
                 // Rebuilt when this run's gap is past it, or when no tables could be built.
-                let (at, _, fixed, built) = &*match cached.take() {
-                    Some(c) if c.0 >= gap && c.1 == tables && c.3.is_some() => cached.insert(c),
+                let slot = &mut cached[order as usize];
+                let (at, _, fixed, built) = &*match slot.take() {
+                    Some(c) if c.0 >= gap && c.1 == tables && c.3.is_some() => slot.insert(c),
                     _ => {
                         let (at, fixed, built) = build();
-                        cached.insert((at, tables, fixed, built))
+                        slot.insert((at, tables, fixed, built))
                     }
                 };
                 (fixed, built.as_ref(), *at)
@@ -526,20 +555,32 @@ impl Dp {
                 .iter()
                 .map(|&c| classes[c].jobs.len() as u64)
                 .sum();
+            // A run without the pairs' tables (plain, or with the single types') may take
+            // `plain_run_states` at most: past them it is stopped and made again with the
+            // strongest tables (below).
+            let limit = if tables == Tables::Strongest {
+                budget.saturating_sub(states - raced)
+            } else {
+                budget
+                    .saturating_sub(states - raced)
+                    .min(self.plain_run_states)
+            };
+            // The race's limit: past it the run stops and the same gap is run in the other
+            // order (below). A run in the other order has the same limit as the one it races.
+            let race_limit = match race {
+                Race::Ready => last_states
+                    .saturating_mul(RACE_FACTOR)
+                    .max(self.race_after_states),
+                Race::Other(first) => first,
+                Race::Off => u64::MAX,
+            };
             let mut dp = ClassDp {
                 classes: &classes,
                 kept: &fixed.kept,
                 probes: &probes,
                 max_states: self.max_states,
                 states: 0,
-                // A run without the pairs' tables (plain, or with the single types') may take
-                // `plain_run_states` at most: past them it is stopped and made again with the
-                // strongest tables (below).
-                limit: if tables == Tables::Strongest {
-                    budget.saturating_sub(states)
-                } else {
-                    budget.saturating_sub(states).min(self.plain_run_states)
-                },
+                limit: limit.min(race_limit),
                 spent: states,
                 tables: 0,
                 dropped: f64::NEG_INFINITY,
@@ -547,11 +588,27 @@ impl Dp {
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
             states += dp.states;
+            // The order race: a run stopped by the race's limit is made again at the same gap in
+            // the other order, with the same limit; if that one finishes, the solve goes on in
+            // it; if it stops too, the first order runs this gap without the race's limit, and
+            // the solve races no more (the orders are alike there). Any order is exact.
+            if found.is_err() && race_limit < limit {
+                raced += dp.states;
+                order = order.other();
+                race = match race {
+                    Race::Ready => Race::Other(race_limit),
+                    _ => Race::Off,
+                };
+                continue;
+            }
+            if let Race::Other(_) = race {
+                race = Race::Ready;
+            }
             // A plain run stopped by its limit (or by the layer limit): the same gap again with
             // the type tables, whose bound prunes far more; the smoothing of step 2 comes first
             // (the states are past its trigger). The limit only chooses how this gap is searched:
             // a run that stops proves nothing, and the next one searches the same gap.
-            if found.is_err() && tables != Tables::Strongest && states < budget {
+            if found.is_err() && tables != Tables::Strongest && states - raced < budget {
                 tables = Tables::Strongest;
                 table_basis = states;
                 continue;
@@ -612,9 +669,9 @@ impl Dp {
             let mut cap = f64::INFINITY;
             if steady && largest_run > 0 && dp.states >= PREDICT_AFTER_STATES {
                 let growth = (dp.states as f64 / largest_run as f64).max(1.0);
-                let predicted = states as f64 + dp.states as f64 * growth;
+                let predicted = (states - raced) as f64 + dp.states as f64 * growth;
                 if predicted > budget as f64 {
-                    let room = budget.saturating_sub(states) as f64;
+                    let room = budget.saturating_sub(states - raced) as f64;
                     let rate = growth.ln() / (gap - largest_gap);
                     let fit = if growth > 1.0
                         && rate.is_finite()
@@ -806,6 +863,49 @@ mod tests {
                 ..Dp::default()
             };
             testing::agree(&dp, &instance, &BruteForce::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// The order race at a few states, so that small instances meet all of its paths: a
+        /// run stopped and won by the other order, both orders stopped (then no more races),
+        /// and, with the tables from the first run or the single types' from the second, a race
+        /// between fixings and tables cached for both orders.
+        #[test]
+        fn dp_with_order_races_matches_brute_force(
+            instance in testing::instance(testing::TINY, 1),
+            trigger in prop_oneof![Just(0u64), 1u64..40],
+            variant in 0usize..3,
+        ) {
+            let dp = match variant {
+                0 => Dp::default(),
+                1 => single_then_pairs(20),
+                _ => smoothing(true),
+            };
+            let dp = Dp {
+                race_after_states: trigger,
+                ..dp
+            };
+            testing::agree(&dp, &instance, &BruteForce::default())?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// As above on small instances with many identical jobs, where the runs are larger.
+        #[test]
+        fn dp_with_order_races_matches_dense_dp(
+            instance in testing::instance(testing::SMALL, 15),
+            trigger in 1u64..60,
+            tables in any::<bool>(),
+        ) {
+            let pairs = if tables { 50 } else { TABLES_AFTER_STATES };
+            let dp = Dp {
+                race_after_states: trigger,
+                ..single_then_pairs(pairs)
+            };
+            testing::agree(&dp, &instance, &DenseDp::default())?;
         }
     }
 
