@@ -52,7 +52,8 @@ pub(super) const TABLES_PREDICTED: u64 = 2;
 /// Default of `Dp::race_after_states`: a gap-deepening run may create at most this many
 /// states, or [`RACE_FACTOR`] times the last finished run's if more, before the same gap is
 /// run in the other core order (docs/solver.md step 5, "The order race"). A lost race costs
-/// at most twice the limit. Chosen between 20,000 and 50,000 on 47 Gavel-mix runs of 10
+/// at most twice the limit in states, and the first order's fixing and tables built again.
+/// Chosen between 20,000 and 50,000 on 47 Gavel-mix runs of 10
 /// rounds (docs/performance.md, "Twenty-first session"): both took about a fifth off their
 /// time, but at 20,000 a single-GPU 10,000-job round whose last run takes 20,485 states
 /// lost a race (22,905 -> 62,907 states); at 50,000 none of 125 single rounds races.

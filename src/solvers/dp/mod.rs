@@ -142,8 +142,9 @@ pub struct Dp {
     /// all gap-deepening runs of one solve together may create twice as many (a run keeps its
     /// states' parent and count vector for reconstruction), so the solver stays under about
     /// 1 GiB, and it stops as soon as the growth of its last runs predicts that the next one
-    /// would go past that (docs/solver.md, step 5). Any value gives the optimum or an error,
-    /// never a wrong answer.
+    /// would go past that (docs/solver.md, step 5); runs stopped by the order race (step 5)
+    /// may create half as many more, freed as each stops. Any value gives the optimum or an
+    /// error, never a wrong answer.
     pub max_states: usize,
     /// Once a gap-deepening run creates more than this many states (default 100,000), every
     /// later run of the solve also bounds its states by the exact tables of pairs of types
@@ -166,16 +167,16 @@ pub struct Dp {
     /// 0 turns them on after the first run (whose work budget, counted on the states made so
     /// far, is 0; the unit tests set it).
     pub(crate) single_tables_after_states: u64,
-    /// A run may create this many states (default 50,000), or 8 times the last finished run's
-    /// if more, before the same gap is tried in the other core order (docs/solver.md step 5,
-    /// "The order race"). Any value gives the optimum; the unit tests set 0 (every run stopped
-    /// at once in both orders) and a few states to a few hundred (races won and lost).
+    /// A run may create this many states (default 50,000), or `race_factor` times the last
+    /// finished run's if more, before the same gap is tried in the other core order
+    /// (docs/solver.md step 5, "The order race"). Any value gives the optimum; the unit tests
+    /// set 0 (the first run that makes a state stops in both orders, and the solve races no
+    /// more) and a few states to a few dozen (races won and lost).
     pub(crate) race_after_states: u64,
+    /// See `race_after_states` (default 8); the unit tests set 1 (a run is raced as soon as it
+    /// makes more states than the last).
+    pub(crate) race_factor: u64,
 }
-
-/// A fixing kept for the runs after the one it was made for: the gap it was made for, the
-/// tables it was made with, the fixing, and its type tables (`None` when none could be built).
-type Cached = (f64, Tables, Fixed, Option<TypeTables>);
 
 /// Where the run of a gap stands in the order race (docs/solver.md step 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,6 +221,7 @@ impl Default for Dp {
             plain_run_states: PLAIN_RUN_STATES,
             single_tables_after_states: SINGLE_TABLES_AFTER_STATES,
             race_after_states: RACE_AFTER_STATES,
+            race_factor: RACE_FACTOR,
         }
     }
 }
@@ -350,12 +352,12 @@ impl Dp {
         // The gap of that run.
         let mut largest_gap = 0.0f64;
         let mut g = FIRST_GAP * bound.abs().max(1.0);
-        // The fixing of the last runs with tables, the gap it was made for, and its tables, for
-        // each core order (the race below can go back to the first).
-        let mut cached: [Option<Cached>; 2] = [None, None];
+        // The fixing of the last runs with tables, the gap it was made for, and its tables.
+        let mut cached: Option<(f64, Tables, Fixed, Option<TypeTables>)> = None;
         // The order race (docs/solver.md step 5): where this gap's run stands in it, and the
-        // states of the runs it stopped, which the solve's budget does not count (a lost race
-        // costs at most twice its limit, and that limit is far below the budget's).
+        // states of the runs it stopped. Those count against the race's own allowance of half
+        // the budget, not against the budget: the solve then creates at most 1.5 times the
+        // budget's states.
         let mut race = Race::Ready;
         let mut raced = 0u64;
         let mut runs = 0u64;
@@ -401,13 +403,19 @@ impl Dp {
                     g = (bound - floor).max(FIRST_GAP * bound.abs().max(1.0));
                     probes = class_dp::probes(&mu);
                     widest = fixing::widest(&classes, &mu);
-                    cached = [None, None];
+                    cached = None;
                     (last_states, last_run_gap, steepest) = (0, 0.0, 0.0);
                     (largest_run, largest_gap) = (0, 0.0);
                     tables = from_start;
                     table_basis = 0;
                     if integral {
                         ceiling = ceiling.min((bound + tol).floor());
+                    }
+                    // A race's second run would run at other multipliers and another gap than
+                    // the first: the first order runs again, raced anew.
+                    if let Race::Other(_) = race {
+                        order = order.other();
+                        race = Race::Ready;
                     }
                     if let Some(found) = incumbent(problem, &classes, &mu, integral)
                         && best.as_ref().is_none_or(|(v, _)| found.0 > *v)
@@ -536,12 +544,11 @@ impl Dp {
                     }
                 };
                 // Rebuilt when this run's gap is past it, or when no tables could be built.
-                let slot = &mut cached[order as usize];
-                let (at, _, fixed, built) = &*match slot.take() {
-                    Some(c) if c.0 >= gap && c.1 == tables && c.3.is_some() => slot.insert(c),
+                let (at, _, fixed, built) = &*match cached.take() {
+                    Some(c) if c.0 >= gap && c.1 == tables && c.3.is_some() => cached.insert(c),
                     _ => {
                         let (at, fixed, built) = build();
-                        slot.insert((at, tables, fixed, built))
+                        cached.insert((at, tables, fixed, built))
                     }
                 };
                 (fixed, built.as_ref(), *at)
@@ -567,10 +574,19 @@ impl Dp {
             };
             // The race's limit: past it the run stops and the same gap is run in the other
             // order (below). A run in the other order has the same limit as the one it races.
+            // No race is started that could take the stopped runs past their allowance.
             let race_limit = match race {
-                Race::Ready => last_states
-                    .saturating_mul(RACE_FACTOR)
-                    .max(self.race_after_states),
+                Race::Ready => {
+                    let own = last_states
+                        .saturating_mul(self.race_factor)
+                        .max(self.race_after_states);
+                    let allowance = budget / 2;
+                    if raced.saturating_add(own.saturating_add(1).saturating_mul(2)) <= allowance {
+                        own
+                    } else {
+                        u64::MAX
+                    }
+                }
                 Race::Other(first) => first,
                 Race::Off => u64::MAX,
             };
@@ -581,20 +597,24 @@ impl Dp {
                 max_states: self.max_states,
                 states: 0,
                 limit: limit.min(race_limit),
-                spent: states,
+                spent: states - raced,
                 tables: 0,
                 dropped: f64::NEG_INFINITY,
                 prebuilt,
             };
             let found = dp.run(&fixed.core, &fixed.residual, fixed.base, floor);
             states += dp.states;
-            // The order race: a run stopped by the race's limit is made again at the same gap in
+            // The order race: a run stopped by the race's limit (it then holds one state past
+            // it; a run stopped by the layer limit holds fewer) is made again at the same gap in
             // the other order, with the same limit; if that one finishes, the solve goes on in
             // it; if it stops too, the first order runs this gap without the race's limit, and
-            // the solve races no more (the orders are alike there). Any order is exact.
-            if found.is_err() && race_limit < limit {
+            // the solve races no more (the orders are alike there). Any order is exact. The
+            // stopped order's fixing and tables are dropped, so that one order's are held at a
+            // time (memory as without the race); a lost race builds them again.
+            if found.is_err() && race_limit < limit && dp.states > race_limit {
                 raced += dp.states;
                 order = order.other();
+                cached = None;
                 race = match race {
                     Race::Ready => Race::Other(race_limit),
                     _ => Race::Off,
@@ -602,7 +622,9 @@ impl Dp {
                 continue;
             }
             if let Race::Other(_) = race {
+                // Won: the early refusal's growth was measured in the other order.
                 race = Race::Ready;
+                (largest_run, largest_gap) = (0, 0.0);
             }
             // A plain run stopped by its limit (or by the layer limit): the same gap again with
             // the type tables, whose bound prunes far more; the smoothing of step 2 comes first
@@ -866,27 +888,48 @@ mod tests {
         }
     }
 
+    /// The DP with the order race after `trigger` states or `factor` times the last run's,
+    /// and one of five settings that lead the race into the other paths of the loop: the
+    /// defaults; the single types' tables from the second run and the pairs' past 20 states;
+    /// the smoothing and tables before the first run; the smoothing due at `other` states
+    /// (between the two runs of a race, too); plain runs stopped past `other` states.
+    fn racing(trigger: u64, factor: u64, variant: usize, other: u64) -> Dp {
+        let dp = match variant {
+            0 => Dp::default(),
+            1 => single_then_pairs(20),
+            2 => smoothing(true),
+            3 => Dp {
+                smooth_after_states: other,
+                ..Dp::default()
+            },
+            _ => Dp {
+                plain_run_states: other,
+                ..Dp::default()
+            },
+        };
+        Dp {
+            race_after_states: trigger,
+            race_factor: factor,
+            ..dp
+        }
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #![proptest_config(ProptestConfig::with_cases(1500))]
         /// The order race at a few states, so that small instances meet all of its paths: a
         /// run stopped and won by the other order, both orders stopped (then no more races),
-        /// and, with the tables from the first run or the single types' from the second, a race
-        /// between fixings and tables cached for both orders.
+        /// races again after a win (factor 1: any run larger than the last), the smoothing
+        /// taken between the two runs of a race, a race's second run stopped by the plain
+        /// runs' limit, and races between fixings and tables of both orders.
         #[test]
         fn dp_with_order_races_matches_brute_force(
             instance in testing::instance(testing::TINY, 1),
             trigger in prop_oneof![Just(0u64), 1u64..40],
-            variant in 0usize..3,
+            factor in prop_oneof![Just(1u64), Just(RACE_FACTOR)],
+            variant in 0usize..5,
+            other in 1u64..40,
         ) {
-            let dp = match variant {
-                0 => Dp::default(),
-                1 => single_then_pairs(20),
-                _ => smoothing(true),
-            };
-            let dp = Dp {
-                race_after_states: trigger,
-                ..dp
-            };
+            let dp = racing(trigger, factor, variant, other);
             testing::agree(&dp, &instance, &BruteForce::default())?;
         }
     }
@@ -897,14 +940,12 @@ mod tests {
         #[test]
         fn dp_with_order_races_matches_dense_dp(
             instance in testing::instance(testing::SMALL, 15),
-            trigger in 1u64..60,
-            tables in any::<bool>(),
+            trigger in 1u64..30,
+            factor in prop_oneof![Just(1u64), Just(RACE_FACTOR)],
+            variant in 0usize..5,
+            other in 1u64..60,
         ) {
-            let pairs = if tables { 50 } else { TABLES_AFTER_STATES };
-            let dp = Dp {
-                race_after_states: trigger,
-                ..single_then_pairs(pairs)
-            };
+            let dp = racing(trigger, factor, variant, other);
             testing::agree(&dp, &instance, &DenseDp::default())?;
         }
     }
