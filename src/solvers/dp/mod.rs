@@ -916,11 +916,14 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1500))]
-        /// The order race at a few states, so that small instances meet all of its paths: a
-        /// run stopped and won by the other order, both orders stopped (then no more races),
+        /// The order race at a few states, so that small instances meet its paths: a run
+        /// stopped and won by the other order, both orders stopped (then no more races),
         /// races again after a win (factor 1: any run larger than the last), the smoothing
-        /// taken between the two runs of a race, a race's second run stopped by the plain
-        /// runs' limit, and races between fixings and tables of both orders.
+        /// due between the two runs of a race, a race's second run stopped by the plain runs'
+        /// limit, and races with the tables off, single and strongest (the stopped order's
+        /// fixing and tables dropped, the first's built again after a lost race). Not reached
+        /// here: a smoothing *taken* between the two runs (these descents already sit at the
+        /// LP's value).
         #[test]
         fn dp_with_order_races_matches_brute_force(
             instance in testing::instance(testing::TINY, 1),
