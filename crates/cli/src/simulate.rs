@@ -19,6 +19,7 @@ use crate::Failure;
 enum WeightsArg {
     Trace,
     Attained,
+    AttainedGpu,
 }
 
 #[derive(Args)]
@@ -66,7 +67,7 @@ pub struct SimulateArgs {
     /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (the earlier rule); docs/costs.md.
     #[arg(long, value_enum, default_value_t = crate::r#gen::RuleArg::Composition)]
     slot_rule: crate::r#gen::RuleArg,
-    /// How sts weights jobs: `attained` (the default: least attained service first, as Tiresias: w = weight / (1 + GPU-hours received), recomputed every round) or `trace` (the trace's priority weights: equal shares, as Gavel's policies).
+    /// How sts weights jobs: `attained` (the default: least attained service first, as Tiresias: w = weight / (1 + hours of service received), a distributed job's counted once, recomputed every round), `attained-gpu` (the same with GPU-hours, every worker counted: Tiresias's two-dimensional attained service, the default until the twenty-second session) or `trace` (the trace's priority weights: equal shares, as Gavel's policies).
     #[arg(long, value_enum, default_value_t = WeightsArg::Attained)]
     sts_weights: WeightsArg,
     /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
@@ -225,6 +226,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     options.sts_weights = match args.sts_weights {
         WeightsArg::Trace => policies::sts::Weights::Trace,
         WeightsArg::Attained => policies::sts::Weights::Attained,
+        WeightsArg::AttainedGpu => policies::sts::Weights::AttainedGpu,
     };
     options.sts_prices = args.prices == crate::rounds::Prices::Lp;
     options.sts_pairing = match args.sts_pairing.as_str() {

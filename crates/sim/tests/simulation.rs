@@ -317,6 +317,43 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     );
 }
 
+/// sts's attained service counts a distributed job's service once by default: on single-GPU
+/// jobs that is the same schedule as counting GPU time, on a multi-GPU mix another one (the
+/// distributed jobs keep larger weights).
+#[test]
+fn sts_attained_service_counts_distributed_jobs_once() {
+    let table = table();
+    let config = SimConfig::default();
+    // Room for Gavel's 8-worker jobs on every type.
+    let cluster = "v100=8,p100=8,k80=8";
+    let defaults = PolicyOptions::default();
+    assert_eq!(defaults.sts_weights, policies::sts::Weights::Attained);
+    let mut gpu = defaults.clone();
+    gpu.sts_weights = policies::sts::Weights::AttainedGpu;
+    let single = generated(&table, 40, 12.0, 3);
+    assert_eq!(
+        run_with(&table, cluster, &single, "sts", &config, &defaults).jobs,
+        run_with(&table, cluster, &single, "sts", &config, &gpu).jobs
+    );
+    let spec = WorkloadSpec {
+        jobs: 60,
+        rate: 12.0,
+        seed: 3,
+        multi_gpu: true,
+        reference: "v100".into(),
+    };
+    let multi = workload::generate(&spec, &table).unwrap();
+    assert!(
+        multi.iter().any(|j| j.scale_factor > 1),
+        "no distributed job"
+    );
+    let once = run_with(&table, cluster, &multi, "sts", &config, &defaults);
+    let per_gpu = run_with(&table, cluster, &multi, "sts", &config, &gpu);
+    sane(&once, config.lambda);
+    sane(&per_gpu, config.lambda);
+    assert_ne!(once.jobs, per_gpu.jobs, "counting GPU time changed nothing");
+}
+
 /// Gavel's single-GPU job types (its `JobTable`), the range of `reference_models`.
 fn single_gpu_types(table: &ThroughputTable) -> usize {
     table

@@ -61,14 +61,40 @@ pub enum Weights {
     /// The trace's priority weights (1 for generated jobs): equal shares, as Gavel's policies.
     Trace,
     /// Least attained service first, as Tiresias (Gu et al., NSDI 2019) orders jobs without
-    /// knowing their length: w_j = (trace weight) / (1 + a_j / 1 GPU-hour), with a_j the GPU time
-    /// the job has received so far, recomputed every round. Jobs that have run little get larger
-    /// shares and count for more; every job keeps the fairness floor of its (smaller) share.
+    /// knowing their length: w_j = (trace weight) / (1 + a_j / 1 hour), with a_j the time the
+    /// job has run so far, each round counted by its slot's fraction of a GPU (a round on half
+    /// GPUs counts half) and once however many workers the job has; recomputed every round.
+    /// Jobs that have run little get larger shares and count for more; every job keeps the
+    /// fairness floor of its (smaller) share.
+    ///
     /// The default, chosen by measurement (docs/results.md, "Saturation and overload"): at 5.6
     /// jobs/h, 2.6 jobs/h with multi-GPU jobs and 8 jobs/h it gave a lower average JCT than
-    /// [`Weights::Trace`] on every seed.
+    /// [`Weights::Trace`] on every seed. A distributed job counts its service once, not per
+    /// GPU ([`Weights::AttainedGpu`]), because the round problem already charges it for its
+    /// size: its value is that of one job while it takes `d_j` slots, so its value per GPU is
+    /// `w_j / d_j`. Counting GPU time as well divided that by `d_j` a second time, held the
+    /// 8-GPU jobs back until the cluster emptied and made the multi-GPU mixes' makespan longer
+    /// than gavel-mmf-ss's (docs/results.md, "Attained service per job").
     #[default]
     Attained,
+    /// Least attained service with a_j in GPU-hours (each worker's GPU time counted), as
+    /// Tiresias's two-dimensional attained service; the default until the twenty-second
+    /// session (it gives the same weights as [`Weights::Attained`] when every job has one
+    /// worker).
+    AttainedGpu,
+}
+
+impl Weights {
+    /// The attained service a round adds to a job of `workers` workers in slots of `fraction`
+    /// of a GPU for `seconds`: `fraction * seconds`, once per job, or once per worker for
+    /// [`Weights::AttainedGpu`].
+    pub fn service(self, workers: usize, fraction: f64, seconds: f64) -> f64 {
+        let counted = match self {
+            Weights::AttainedGpu => workers as f64,
+            Weights::Attained | Weights::Trace => 1.0,
+        };
+        counted * fraction * seconds
+    }
 }
 
 /// The STS policy.
@@ -81,8 +107,9 @@ pub struct Sts {
     weights: Weights,
     /// Whether forced jobs' service is priced by the long-run LP (`PolicyOptions::sts_prices`).
     prices: bool,
-    /// GPU-seconds each job has received (slots of `fraction` of a GPU for a round count as
-    /// `fraction` of it), for [`Weights::Attained`].
+    /// Seconds of service each job has received, for the attained-service weights: a round in
+    /// a slot of `fraction` of a GPU counts `fraction` of it, once per job
+    /// ([`Weights::Attained`]) or once per worker ([`Weights::AttainedGpu`]).
     attained: HashMap<usize, f64>,
     inner: Option<RoundScheduler>,
     /// Job id -> its name in the round scheduler.
@@ -497,7 +524,7 @@ impl Scheduler for Sts {
         if state.active.is_empty() {
             return Ok(Vec::new());
         }
-        if self.weights == Weights::Attained {
+        if self.weights != Weights::Trace {
             let weights: Vec<(String, f64)> = state
                 .active
                 .iter()
@@ -562,8 +589,11 @@ impl Scheduler for Sts {
                 self.kept_promises.0 += realized / planned.throughput;
                 self.kept_promises.1 += 1;
             }
-            *self.attained.entry(id).or_default() +=
-                gpus.len() as f64 * f64::from(slot) / f64::from(self.units) * state.round_seconds;
+            *self.attained.entry(id).or_default() += self.weights.service(
+                gpus.len(),
+                f64::from(slot) / f64::from(self.units),
+                state.round_seconds,
+            );
             self.realized.push((planned.id.clone(), realized));
             placements.push(GpuGroup {
                 jobs: vec![id],
@@ -591,7 +621,7 @@ impl Scheduler for Sts {
 }
 
 #[cfg(test)]
-mod pairing_tests {
+mod weights_and_pairing_tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -619,6 +649,17 @@ mod pairing_tests {
         assert_eq!(pairs.len(), 1);
         assert_eq!((pairs[0].0, pairs[0].1), (2, 0));
         assert!(greedy_pairs(&[3], 0.0, four).is_empty());
+    }
+
+    /// Worked by hand: 4 workers on half GPUs for a 360 s round have run 180 s each, 720
+    /// GPU-seconds in all; one worker on a whole GPU counts the same either way.
+    #[test]
+    fn attained_service_counts_a_distributed_job_once() {
+        assert_eq!(Weights::Attained.service(4, 0.5, 360.0), 180.0);
+        assert_eq!(Weights::AttainedGpu.service(4, 0.5, 360.0), 720.0);
+        for w in [Weights::Attained, Weights::AttainedGpu] {
+            assert_eq!(w.service(1, 1.0, 360.0), 360.0);
+        }
     }
 
     #[test]
