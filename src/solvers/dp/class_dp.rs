@@ -1230,23 +1230,14 @@ mod tests {
             problem in testing::small_problem(),
             factor in prop_oneof![Just(1.0), 1.0f64..2.0],
         ) {
-            let classes = classes(&problem);
-            let (mu, l) = multipliers(&classes, &problem.capacity);
+            let Some(testing::AtOptimum { classes, mu, opt, tol, fixed }) =
+                testing::fixed_at_optimum(&problem, factor)?
+            else {
+                return Ok(());
+            };
             let probes = probes(&mu);
             prop_assert_eq!(&probes[0], &mu);
             prop_assert!(probes.iter().flatten().all(|&p| p >= 0.0));
-            let Some(opt) = optimum(&problem)? else {
-                return Ok(());
-            };
-            let tol = TOLERANCE * l.abs().max(1.0);
-            let fixed = fix(
-                &classes,
-                &problem.capacity,
-                &mu,
-                (l - opt).max(0.0) * factor,
-                tol,
-                CoreOrder::Rigid,
-            );
             let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
             else {
                 return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));

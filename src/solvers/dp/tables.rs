@@ -542,20 +542,11 @@ mod tests {
             factor in prop_oneof![Just(1.0), 1.0f64..8.0],
             most in 1usize..=2,
         ) {
-            let classes = classes(&problem);
-            let (mu, l) = multipliers(&classes, &problem.capacity);
-            let Some(opt) = optimum(&problem)? else {
+            let Some(testing::AtOptimum { classes, mu, opt, tol, fixed }) =
+                testing::fixed_at_optimum(&problem, factor)?
+            else {
                 return Ok(());
             };
-            let tol = TOLERANCE * l.abs().max(1.0);
-            let fixed = fix(
-                &classes,
-                &problem.capacity,
-                &mu,
-                (l - opt).max(0.0) * factor,
-                tol,
-                CoreOrder::Rigid,
-            );
             let probes = probes(&mu);
             let Some(sfx) = Suffix::new(&classes, &fixed.kept, &fixed.core, &probes, &fixed.residual)
             else {

@@ -8,6 +8,10 @@
 
 use proptest::prelude::*;
 
+use super::bound::multipliers;
+use super::classes::{Class, classes};
+use super::fixing::{CoreOrder, Fixed, fix};
+use super::limits::TOLERANCE;
 use crate::formulation::RoundProblem;
 use crate::solvers::{DenseDp, Solver};
 use crate::{Fairness, Instance, JobSpec, Status};
@@ -230,4 +234,38 @@ pub(super) fn count_problem(classes: &[(usize, [u64; 3])], capacity: u64) -> Rou
         capacity: vec![capacity; 3],
         jobs,
     }
+}
+
+/// A problem's classes fixed at its optimum's reduced-cost gap times `factor` (>= 1) at the
+/// optimal multipliers, in the rigid order: the start of the tests of runs at a given gap.
+pub(super) struct AtOptimum {
+    pub(super) classes: Vec<Class>,
+    pub(super) mu: Vec<f64>,
+    /// The optimum (the dense DP's).
+    pub(super) opt: f64,
+    /// The solver's tolerance at the Lagrangian bound's scale.
+    pub(super) tol: f64,
+    pub(super) fixed: Fixed,
+}
+
+/// [`AtOptimum`] of `problem`, or `None` when it has no solution.
+pub(super) fn fixed_at_optimum(
+    problem: &RoundProblem,
+    factor: f64,
+) -> Result<Option<AtOptimum>, TestCaseError> {
+    let classes = classes(problem);
+    let (mu, l) = multipliers(&classes, &problem.capacity);
+    let Some(opt) = optimum(problem)? else {
+        return Ok(None);
+    };
+    let tol = TOLERANCE * l.abs().max(1.0);
+    let gap = (l - opt).max(0.0) * factor;
+    let fixed = fix(&classes, &problem.capacity, &mu, gap, tol, CoreOrder::Rigid);
+    Ok(Some(AtOptimum {
+        classes,
+        mu,
+        opt,
+        tol,
+        fixed,
+    }))
 }
