@@ -69,12 +69,13 @@ pub enum Weights {
     ///
     /// The default, chosen by measurement (docs/results.md, "Saturation and overload"): at 5.6
     /// jobs/h, 2.6 jobs/h with multi-GPU jobs and 8 jobs/h it gave a lower average JCT than
-    /// [`Weights::Trace`] on every seed. A distributed job counts its service once, not per
-    /// GPU ([`Weights::AttainedGpu`]), because the round problem already charges it for its
-    /// size: its value is that of one job while it takes `d_j` slots, so its value per GPU is
-    /// `w_j / d_j`. Counting GPU time as well divided that by `d_j` a second time, held the
-    /// 8-GPU jobs back until the cluster emptied and made the multi-GPU mixes' makespan longer
-    /// than gavel-mmf-ss's (docs/results.md, "Attained service per job").
+    /// [`Weights::Trace`] on every seed (measured with GPU time, [`Weights::AttainedGpu`]). A
+    /// distributed job counts its service once, not per GPU, because the round problem already
+    /// charges it for its size: its value is that of one job while it takes `d_j` slots, so its
+    /// value per GPU is `w_j / d_j`. Counting GPU time as well divided that again, by up to
+    /// `d_j`, held the 8-GPU jobs back until the cluster emptied, and made the multi-GPU mix's
+    /// makespan at 2.6 jobs/h longer than gavel-mmf-ss's on 5 of 12 seeds (none since; the
+    /// makespan 8.7% shorter on the mean: docs/results.md, "Attained service per job").
     #[default]
     Attained,
     /// Least attained service with a_j in GPU-hours (each worker's GPU time counted), as
