@@ -562,15 +562,16 @@ impl Dp {
                 .iter()
                 .map(|&c| classes[c].jobs.len() as u64)
                 .sum();
+            // The states made against the budget so far (the race's stopped runs have their
+            // own allowance).
+            let spent = states - raced;
             // A run without the pairs' tables (plain, or with the single types') may take
             // `plain_run_states` at most: past them it is stopped and made again with the
             // strongest tables (below).
             let limit = if tables == Tables::Strongest {
-                budget.saturating_sub(states - raced)
+                budget.saturating_sub(spent)
             } else {
-                budget
-                    .saturating_sub(states - raced)
-                    .min(self.plain_run_states)
+                budget.saturating_sub(spent).min(self.plain_run_states)
             };
             // The race's limit: past it the run stops and the same gap is run in the other
             // order (below). A run in the other order has the same limit as the one it races.
@@ -597,7 +598,7 @@ impl Dp {
                 max_states: self.max_states,
                 states: 0,
                 limit: limit.min(race_limit),
-                spent: states - raced,
+                spent,
                 tables: 0,
                 dropped: f64::NEG_INFINITY,
                 prebuilt,
