@@ -121,6 +121,16 @@ pub enum RoundError {
         /// What failed.
         reason: String,
     },
+    /// A scheduler setting out of its range.
+    #[error("{setting} {rule} (got {got})")]
+    InvalidSetting {
+        /// The setting.
+        setting: &'static str,
+        /// The rule it breaks.
+        rule: &'static str,
+        /// The value given.
+        got: String,
+    },
     /// A [`SchedulerSnapshot`] that cannot be restored: another format or version, a field
     /// missing, unknown or of the wrong type, or a value that breaks a rule. `source` names the
     /// field by its path in the snapshot document (`jobs[3].deficit`, `pending.jobs[0].job`).
@@ -223,6 +233,43 @@ impl RoundPlan {
     }
 }
 
+/// The second stage's problem ([`RoundScheduler::with_second_stage`]): the jobs `solution` runs
+/// must run (a forced job among its admissible options, any other among all of its options, which
+/// are all admissible for a job that may idle), every other job idles, and an option is worth
+/// `w_j^exponent * theta / theta_max_j`.
+fn second_stage(
+    instance: &Instance,
+    problem: &RoundProblem,
+    solution: &Solution,
+    exponent: f64,
+) -> RoundProblem {
+    let mut staged = problem.clone();
+    for (j, job) in staged.jobs.iter_mut().enumerate() {
+        let runs = solution.assignments.get(j).copied().flatten().is_some();
+        if !runs {
+            job.options.clear();
+            if job.may_idle() {
+                continue;
+            }
+            // A forced job the first stage left idle cannot be: its answer would be infeasible.
+            job.class = JobClass::Optional;
+            continue;
+        }
+        let spec = &instance.jobs()[j];
+        let scale = spec.weight().powf(exponent);
+        for o in &mut job.options {
+            let theta = spec.options()[o.option].throughput;
+            o.value = scale * (theta / job.max_throughput);
+        }
+        if job.may_idle() {
+            job.class = JobClass::Forced {
+                cannot_catch_up: false,
+            };
+        }
+    }
+    staged
+}
+
 /// One slot request per running job of `jobs`, with its workers from `instance` (same job order).
 fn slot_requests(jobs: &[PlannedJob], instance: &Instance) -> Vec<SlotRequest> {
     jobs.iter()
@@ -309,6 +356,9 @@ pub struct RoundScheduler {
     prices: Option<Option<Vec<f64>>>,
     /// What the last plan's solve left for the next one (docs/solver.md, "Warm starts").
     warm: WarmStart,
+    /// The exponent of the second stage that re-chooses where the chosen jobs run
+    /// ([`RoundScheduler::with_second_stage`]); `None`: the round problem's own choice.
+    second_stage: Option<f64>,
 }
 
 impl std::fmt::Debug for RoundScheduler {
@@ -341,6 +391,7 @@ impl RoundScheduler {
             pricing: None,
             prices: None,
             warm: WarmStart::default(),
+            second_stage: None,
         }
     }
 
@@ -361,6 +412,74 @@ impl RoundScheduler {
         self.pricing = Some(Box::new(source));
         self.prices = None;
         self
+    }
+
+    /// Adds a second stage to every plan: the round problem chooses *who* runs, with the jobs'
+    /// weights; then, with that set of jobs fixed, where they run (GPU type and slot) is chosen
+    /// again, exactly, with each job's value `w_j^exponent * theta / theta_max_j` instead of
+    /// `w_j * theta / theta_max_j`. Every job of the first answer runs, no other job does, and a
+    /// forced job keeps its admissible options, so every fairness minimum and capacity still
+    /// holds; only the trade between the jobs' weights and how well each runs on each type is
+    /// softened (exponent 0: the most normalized throughput for the chosen set; 1: the round
+    /// problem itself, no second solve).
+    ///
+    /// Why: with weights that span orders of magnitude (least attained service gives an old job a
+    /// fiftieth of a new one's), the round problem puts the heavy jobs on the fast types however
+    /// little they gain there, and the light ones run on the slow types at a fraction of their
+    /// speed, which the cluster pays for in throughput (docs/rounds.md, "Who runs, then where").
+    ///
+    /// The plan's `solution` is the second stage's assignment; its `objective` (and the plan's)
+    /// is the round problem's value `v` of that assignment (without service prices at most the
+    /// first stage's optimum, which also had that assignment);
+    /// `solves` counts the second solve. When every chosen job has the same weight the first
+    /// answer is already the second stage's optimum (its values are the first's times a
+    /// constant, over assignments the first stage also had) and no second solve is made. A
+    /// restored scheduler has no second stage until this is called again. Cost: one more solve,
+    /// of a problem with only the chosen jobs' options.
+    ///
+    /// ```
+    /// use stsfair::{Dp, Instance, JobSpec, RoundScheduler};
+    ///
+    /// let cluster = Instance::builder()
+    ///     .gpu_type("v100", 1, 1, &[1])
+    ///     .gpu_type("k80", 1, 1, &[1])
+    ///     .build()?;
+    /// let jobs = [
+    ///     // Heavy, and almost as fast on a K80 as on a V100.
+    ///     JobSpec::new("heavy").weight(16.0).time("v100", 1, 1.0).time("k80", 1, 1.0 / 0.9),
+    ///     // Light, and ten times slower on a K80.
+    ///     JobSpec::new("light").time("v100", 1, 1.0).time("k80", 1, 10.0),
+    /// ];
+    /// let mut plain = RoundScheduler::new(&cluster, Dp::default());
+    /// let mut staged = RoundScheduler::new(&cluster, Dp::default()).with_second_stage(0.5)?;
+    /// for j in &jobs {
+    ///     plain.add_job(j.clone())?;
+    ///     staged.add_job(j.clone())?;
+    /// }
+    /// // Weights: 16 * 1 + 1 * 0.1 = 16.1 against 16 * 0.9 + 1 = 15.4: heavy takes the V100.
+    /// let p = plain.plan()?;
+    /// assert_eq!((p.jobs[0].run, p.jobs[1].run), (Some((0, 1)), Some((1, 1))));
+    /// // Both run either way; with 16^0.5 = 4: 4 * 0.9 + 1 = 4.6 against 4 * 1 + 0.1 = 4.1.
+    /// let s = staged.plan()?;
+    /// assert_eq!((s.jobs[0].run, s.jobs[1].run), (Some((1, 1)), Some((0, 1))));
+    /// assert!((s.objective - 15.4).abs() < 1e-9);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_second_stage(mut self, exponent: f64) -> Result<RoundScheduler, RoundError> {
+        if !(0.0..=1.0).contains(&exponent) {
+            return Err(RoundError::InvalidSetting {
+                setting: "second stage exponent",
+                rule: "must be in [0, 1]",
+                got: exponent.to_string(),
+            });
+        }
+        self.second_stage = (exponent < 1.0).then_some(exponent);
+        Ok(self)
+    }
+
+    /// The exponent of the second stage, if any ([`RoundScheduler::with_second_stage`]).
+    pub fn second_stage(&self) -> Option<f64> {
+        self.second_stage
     }
 
     /// The name of the price source, if any.
@@ -598,6 +717,34 @@ impl RoundScheduler {
         }
 
         let solved_problem = RoundProblem::new(&solved);
+        // With one weight among the running jobs, both stages value their options alike up to a
+        // constant factor, and the first answer is already the second's optimum: no solve.
+        let mut weights = (solution.assignments.iter().zip(solved.jobs()))
+            .filter(|(a, _)| a.is_some())
+            .map(|(_, job)| job.weight());
+        let first_weight = weights.next();
+        let weights_differ = first_weight.is_some_and(|w| weights.any(|x| x != w));
+        if let Some(exponent) = self.second_stage.filter(|_| weights_differ) {
+            let staged = second_stage(&solved, &solved_problem, &solution, exponent);
+            let answer = self.solver.solve_problem(&staged)?;
+            solves += 1;
+            fallback_solves += usize::from(answer.stats.fallback_from.is_some());
+            if let Status::Infeasible { reason } = &answer.status {
+                // The first answer is a solution of the second stage's problem.
+                return Err(RoundError::SolverDefect {
+                    solver: answer.solver.clone(),
+                    reason: format!("second stage: {reason}"),
+                });
+            }
+            let stats = std::mem::take(&mut solution.stats);
+            solution = Solution::from_assignments(
+                &solution.solver,
+                solution.status.clone(),
+                &solved_problem,
+                answer.assignments,
+            );
+            solution.stats = stats;
+        }
         keep_previous_options(&self.jobs, &solved_problem, &self.last_runs, &mut solution);
         let relaxed_set: HashSet<usize> = relaxed.iter().copied().collect();
         let mut jobs = Vec::with_capacity(self.jobs.len());

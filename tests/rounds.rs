@@ -205,6 +205,150 @@ proptest! {
 
 }
 
+/// Sum of `w_j^exponent * theta / theta_max_j` over the options `assignment` names.
+fn tempered_value(
+    problem: &RoundProblem,
+    inst: &Instance,
+    assignment: &[Option<(usize, u32)>],
+    exponent: f64,
+) -> f64 {
+    let mut value = 0.0;
+    for (j, a) in assignment.iter().enumerate() {
+        if let Some((gpu, slot)) = *a {
+            let job = &inst.jobs()[j];
+            let o = job
+                .options()
+                .iter()
+                .find(|o| o.gpu == gpu && o.slot == slot)
+                .unwrap();
+            value += job.weight().powf(exponent) * (o.throughput / problem.jobs[j].max_throughput);
+        }
+    }
+    value
+}
+
+/// The largest tempered value over every assignment that runs exactly the jobs of `running`,
+/// each on an admissible option of `problem`, within the capacities: brute force, counting
+/// through every combination of the running jobs' options like an odometer.
+fn best_tempered(problem: &RoundProblem, inst: &Instance, running: &[bool], exponent: f64) -> f64 {
+    let jobs: Vec<usize> = (0..running.len()).filter(|&j| running[j]).collect();
+    let mut digits = vec![0usize; jobs.len()];
+    let mut best = f64::NEG_INFINITY;
+    loop {
+        let mut used = vec![0u64; problem.capacity.len()];
+        let mut chosen: Vec<Option<(usize, u32)>> = vec![None; running.len()];
+        for (&j, &d) in jobs.iter().zip(&digits) {
+            if let Some(o) = problem.jobs[j].options.get(d) {
+                used[o.gpu] += o.units;
+                chosen[j] = Some((o.gpu, o.slot));
+            }
+        }
+        let fits = used.iter().zip(&problem.capacity).all(|(u, c)| u <= c);
+        if fits && jobs.iter().all(|&j| chosen[j].is_some()) {
+            best = best.max(tempered_value(problem, inst, &chosen, exponent));
+        }
+        // Next combination.
+        let mut i = 0;
+        loop {
+            if i == jobs.len() {
+                return best;
+            }
+            digits[i] += 1;
+            if digits[i] < problem.jobs[jobs[i]].options.len() {
+                break;
+            }
+            digits[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+proptest! {
+    // About 1 case in 70 changes where a job runs (most tiny rounds have one way to run their
+    // jobs): many cases, each a fraction of a millisecond.
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// The second stage (`RoundScheduler::with_second_stage`), with the brute force, the DP and
+    /// the dense DP: the same jobs run as in the plan without it (same solver), the plan verifies
+    /// against the instance it solved (every minimum and capacity holds, its objective is the
+    /// round problem's value of its assignment), that objective is at most the plan's without
+    /// the stage, and the tempered value `w^a * theta / theta_max` of its options is the largest
+    /// that any assignment of the same running jobs reaches (brute force over all of them).
+    /// When the running jobs' weights are all equal no second solve is made and the plan is the
+    /// plain one.
+    #[test]
+    fn second_stage_keeps_who_runs_and_chooses_where_exactly(
+        inst in instance(Shape::TINY),
+        spread in proptest::collection::vec(0i32..3, 6),
+        exponent in prop_oneof![Just(0.0), Just(0.5), 0.0f64..1.0],
+    ) {
+        // Weights spread by factors of 8, as attained-service weights are: where the two stages
+        // differ.
+        let mut doc: serde_json::Value = serde_json::from_str(&inst.to_json()).unwrap();
+        for (job, e) in doc["jobs"].as_array_mut().unwrap().iter_mut().zip(&spread) {
+            let w = job.get("weight").and_then(serde_json::Value::as_f64).unwrap_or(1.0);
+            job["weight"] = (w * 8f64.powi(*e)).into();
+        }
+        let inst = Instance::from_json(&doc.to_string()).unwrap();
+        let solvers: [fn() -> Box<dyn Solver>; 3] = [
+            || Box::new(BruteForce::default()),
+            || Box::new(stsfair::Dp::default()),
+            || Box::new(DenseDp::default()),
+        ];
+        for solver in solvers {
+            let plain = RoundScheduler::new(&inst, solver()).plan().unwrap();
+            let staged = RoundScheduler::new(&inst, solver())
+                .with_second_stage(exponent)
+                .unwrap()
+                .plan()
+                .unwrap();
+            for (a, b) in plain.jobs.iter().zip(&staged.jobs) {
+                prop_assert_eq!(a.run.is_some(), b.run.is_some(), "job {} runs in one plan only", &a.id);
+            }
+            prop_assert_eq!(&plain.relaxed, &staged.relaxed);
+            let mut weights = staged.jobs.iter().zip(staged.instance.jobs()).filter(|(p, _)| p.run.is_some()).map(|(_, j)| j.weight());
+            let first = weights.next();
+            let differ = first.is_some_and(|w| weights.any(|x| x != w));
+            prop_assert_eq!(staged.solves, plain.solves + usize::from(differ));
+            if !differ {
+                prop_assert_eq!(&plain.jobs, &staged.jobs);
+            }
+            verify(&staged.instance, &staged.solution).unwrap();
+            let tol = 1e-9 * plain.objective.abs().max(1.0);
+            prop_assert!(staged.objective <= plain.objective + tol, "{} > {}", staged.objective, plain.objective);
+            let problem = RoundProblem::new(&staged.instance);
+            let running: Vec<bool> = staged.jobs.iter().map(|j| j.run.is_some()).collect();
+            let chosen: Vec<Option<(usize, u32)>> = staged.jobs.iter().map(|j| j.run).collect();
+            let got = tempered_value(&problem, &staged.instance, &chosen, exponent);
+            let best = best_tempered(&problem, &staged.instance, &running, exponent);
+            prop_assert!((got - best).abs() <= 1e-9 * best.abs().max(1.0), "tempered {} against the best {}", got, best);
+        }
+    }
+}
+
+#[test]
+fn second_stage_exponent_out_of_range_is_refused() {
+    let inst = Instance::builder()
+        .gpu_type("v100", 1, 1, &[1])
+        .build()
+        .unwrap();
+    for bad in [-0.1, 1.5, f64::NAN, f64::INFINITY] {
+        let err = RoundScheduler::new(&inst, Box::new(BruteForce::default()))
+            .with_second_stage(bad)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("second stage exponent must be in [0, 1]"),
+            "{err}"
+        );
+    }
+    // 1 is the round problem itself: no second stage.
+    let s = RoundScheduler::new(&inst, Box::new(BruteForce::default()))
+        .with_second_stage(1.0)
+        .unwrap();
+    assert_eq!(s.second_stage(), None);
+}
+
 /// Workers of `now` on a GPU that held no worker of the same job in `before` (GPUs matched as
 /// multisets), for jobs that ran in `before`: the definition of `Placement::migrations`,
 /// recounted independently.

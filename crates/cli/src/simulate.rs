@@ -79,6 +79,12 @@ pub struct SimulateArgs {
     /// (docs/results.md, "A pairing step").
     #[arg(long, value_name = "SUM|off", default_value_t = policies::sts::DEFAULT_PAIRING.to_string())]
     sts_pairing: String,
+    /// sts's second stage: after the round problem chooses who runs, where the chosen jobs run
+    /// (GPU type and slot) is chosen again with each job's weight raised to this exponent in
+    /// [0, 1], so that a heavy job takes a fast GPU only where it gains there (`off`: the round
+    /// problem's own choice; docs/rounds.md, "Who runs, then where").
+    #[arg(long, value_name = "EXPONENT|off", default_value_t = policies::sts::DEFAULT_SECOND_STAGE.to_string())]
+    sts_second_stage: String,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -237,9 +243,18 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             ))
         })?),
     };
+    options.sts_second_stage = match args.sts_second_stage.as_str() {
+        "off" => None,
+        text => Some(text.parse::<f64>().map_err(|_| {
+            Failure::input(format!(
+                "--sts-second-stage must be an exponent in [0, 1] or off (got {text:?})"
+            ))
+        })?),
+    };
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
+    policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()
             .into_iter()
@@ -293,7 +308,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             outln!("{text}");
         } else {
             outln!(
-                "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  solver {:.4} s/round  {:.2} s",
+                "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  work/busy GPU {:.3}  solver {:.4} s/round  {:.2} s",
                 metrics.policy,
                 metrics.avg_jct_h,
                 metrics.makespan_h,
@@ -303,6 +318,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
                 metrics.jain,
                 metrics.share_meeting_lambda,
                 metrics.utilization,
+                metrics.work_per_busy_gpu,
                 metrics.solver_seconds_per_round,
                 metrics.seconds
             );

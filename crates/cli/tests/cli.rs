@@ -659,6 +659,10 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         (&["--sts-pairing=-1"][..], "--sts-pairing"),
         (&["--sts-pairing", "nan"][..], "--sts-pairing"),
         (&["--sts-pairing", "on"][..], "--sts-pairing"),
+        (&["--sts-second-stage", "1.5"][..], "--sts-second-stage"),
+        (&["--sts-second-stage=-0.5"][..], "--sts-second-stage"),
+        (&["--sts-second-stage", "nan"][..], "--sts-second-stage"),
+        (&["--sts-second-stage", "on"][..], "--sts-second-stage"),
     ] {
         let (code, stderr, rows) = simulate(&[&["--policy", "sts"][..], bad].concat());
         assert_eq!(code, 2, "{bad:?}: {stderr}");

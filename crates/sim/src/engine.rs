@@ -235,6 +235,11 @@ impl<'a> Simulation<'a> {
         let mut finished_in_window = 0usize;
         let mut window_end = now;
         let mut busy = 0.0_f64;
+        // Work done over the same rounds as `busy`, in GPU-seconds at each job's best solo speed
+        // (d_j GPUs for a distributed job), so that work / busy says how much of its best speed
+        // a busy GPU delivered: above 1 where sharing gains, below it on slower types.
+        let mut work = 0.0_f64;
+        let best: Vec<f64> = (0..n).map(|j| self.best_throughput(j)).collect();
         let mut idle_plans = 0u32;
         let name = scheduler.name();
         let mut scratch = CheckScratch {
@@ -275,6 +280,11 @@ impl<'a> Simulation<'a> {
                         busy += (r.finish - round_start)
                             * r.placement.gpus.len() as f64
                             * r.placement.fraction;
+                        for (i, &j) in r.placement.jobs.iter().enumerate() {
+                            // Every job of the simulation can run somewhere (checked in `new`),
+                            // so its best solo throughput is positive.
+                            work += r.steps[i] / best[j] * f64::from(self.jobs[j].scale_factor);
+                        }
                     }
                 }
                 let report = RoundReport {
@@ -403,6 +413,7 @@ impl<'a> Simulation<'a> {
             } else {
                 0.0
             },
+            work_per_busy_gpu: if busy > 0.0 { work / busy } else { 0.0 },
             lease_extension_share: scheduler.lease_extension_share(),
             solver_fallbacks: scheduler.solver_fallbacks(),
             realized_over_planned: scheduler.realized_over_planned(),

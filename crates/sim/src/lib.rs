@@ -319,6 +319,11 @@ pub struct SimResult {
     pub wall_seconds: f64,
     /// Busy GPU-seconds over available GPU-seconds during the window.
     pub utilization: f64,
+    /// Work done per busy GPU-second during the window, the work of a step counted as the
+    /// GPU-seconds it takes at the job's best solo speed (times its GPUs): 1 when every busy GPU
+    /// runs its job alone on the job's fastest type, more where co-location gains, less on
+    /// slower types or beside co-runners that slow it more than sharing gains.
+    pub work_per_busy_gpu: f64,
     /// Placements that kept all of their GPUs from the previous round, over placements of jobs
     /// that ran in the previous round too.
     pub lease_extension_share: f64,

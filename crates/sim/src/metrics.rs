@@ -60,6 +60,10 @@ pub struct Metrics {
     pub rounds: u64,
     /// Busy GPU time over available GPU time in the window.
     pub utilization: f64,
+    /// Work per busy GPU-second in the window, in seconds at each job's best solo speed
+    /// ([`SimResult::work_per_busy_gpu`]); `utilization * work_per_busy_gpu` is the cluster's
+    /// work rate per GPU.
+    pub work_per_busy_gpu: f64,
     /// Solver calls answered by the fallback solver.
     pub solver_fallbacks: u64,
     /// Mean over job-rounds of realized / planned throughput (`sts` only; `null` otherwise).
@@ -146,6 +150,7 @@ impl Metrics {
             seconds: result.wall_seconds,
             rounds: result.rounds,
             utilization: result.utilization,
+            work_per_busy_gpu: result.work_per_busy_gpu,
             solver_fallbacks: result.solver_fallbacks,
             realized_over_planned: result.realized_over_planned,
             avg_jct_bound_h: mean(&alone) / 3600.0,

@@ -213,6 +213,20 @@ fn sane(result: &SimResult, lambda: f64) {
         "utilization {}",
         m.utilization
     );
+    assert!(
+        m.work_per_busy_gpu > 0.0 && m.work_per_busy_gpu.is_finite(),
+        "work per busy GPU {}",
+        m.work_per_busy_gpu
+    );
+    // Without co-location a GPU delivers at most its job's best solo speed.
+    if ["fifo", "gavel-mmf", "ftf"].contains(&result.policy.as_str()) {
+        assert!(
+            m.work_per_busy_gpu <= 1.0 + 1e-9,
+            "{}: work per busy GPU {} without co-location",
+            result.policy,
+            m.work_per_busy_gpu
+        );
+    }
 }
 
 #[test]
@@ -247,6 +261,12 @@ fn a_lone_job_runs_at_its_best_speed() {
         assert!(
             jct >= alone - 1e-6 && jct <= alone + 360.0 + 1e-6,
             "{policy}: {jct} vs {alone}"
+        );
+        // Alone on its fastest type, every busy GPU-second is a second at the best speed.
+        assert!(
+            (r.work_per_busy_gpu - 1.0).abs() < 1e-9,
+            "{policy}: work per busy GPU {}",
+            r.work_per_busy_gpu
         );
     }
 }
@@ -314,6 +334,38 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     assert_eq!(
         run_with(&table, cluster, &jobs, "sts", &config, &four).jobs,
         run_with(&table, cluster, &jobs, "sts", &config, &four_off).jobs
+    );
+}
+
+/// sts's second stage is on by default (exponent 0.5): on a crowded run on three GPU types it
+/// changes where jobs run, the runs stay sane and deterministic, and with trace weights (all
+/// equal, so that both stages value every option alike) it changes nothing.
+#[test]
+fn sts_second_stage_is_on_by_default_and_moves_jobs_between_types() {
+    let table = table();
+    let jobs = generated(&table, 60, 12.0, 2);
+    let config = SimConfig::default();
+    let cluster = "v100=3,p100=3,k80=3";
+    let mut off = PolicyOptions::default();
+    assert_eq!(off.sts_second_stage, Some(0.5));
+    off.sts_second_stage = None;
+    let on = run(&table, cluster, &jobs, "sts", &config);
+    sane(&on, config.lambda);
+    assert_eq!(
+        on.jobs,
+        run(&table, cluster, &jobs, "sts", &config).jobs,
+        "not deterministic"
+    );
+    let without = run_with(&table, cluster, &jobs, "sts", &config, &off);
+    sane(&without, config.lambda);
+    assert_ne!(on.jobs, without.jobs, "the second stage changed nothing");
+    let mut equal = PolicyOptions::default();
+    equal.sts_weights = stsfair_sim::policies::sts::Weights::Trace;
+    let mut equal_off = equal.clone();
+    equal_off.sts_second_stage = None;
+    assert_eq!(
+        run_with(&table, cluster, &jobs, "sts", &config, &equal).jobs,
+        run_with(&table, cluster, &jobs, "sts", &config, &equal_off).jobs
     );
 }
 

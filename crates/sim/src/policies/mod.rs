@@ -75,6 +75,13 @@ pub struct PolicyOptions {
     /// pairing step"); `None` prices every half GPU at the median pair. Applies to
     /// `sts_units == 2` only.
     pub sts_pairing: Option<f64>,
+    /// The second stage of `sts`'s round scheduler (`stsfair::RoundScheduler::with_second_stage`):
+    /// after the round problem chooses who runs with the jobs' weights, where the chosen jobs run
+    /// is chosen again with the weights raised to this exponent (0: the most normalized
+    /// throughput; 1 or `None`: the round problem's own choice). By default
+    /// `Some(`[`sts::DEFAULT_SECOND_STAGE`]`)` (0.5), chosen by measurement (docs/results.md,
+    /// "Work per busy GPU").
+    pub sts_second_stage: Option<f64>,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
     /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
@@ -148,6 +155,7 @@ impl Default for PolicyOptions {
             sts_weights: sts::Weights::default(),
             sts_prices: false,
             sts_pairing: Some(sts::DEFAULT_PAIRING),
+            sts_second_stage: Some(sts::DEFAULT_SECOND_STAGE),
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,
         }

@@ -34,12 +34,20 @@
 //! exactly; the matching only says what a half slot is worth. It applies to the 2-unit ladder
 //! (the default); with other ladders the slot times stay those of the slot rule.
 //!
+//! **Second stage** ([`PolicyOptions::sts_second_stage`], on by default with exponent 0.5;
+//! `RoundScheduler::with_second_stage`). The attained-service weights span orders of magnitude,
+//! so in the round problem they decide where jobs run as well as who runs: the young jobs take
+//! the fast types whatever they gain there and the old ones run on the K80s at a fifth of their
+//! speed (docs/results.md, "Work per busy GPU"). After the round problem chooses who runs,
+//! where those jobs run is chosen again, exactly, with the weights' square roots; every fairness
+//! minimum still holds.
+//!
 //! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
 //! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
 //! reports how often (`solver_fallbacks`).
 //!
 //! Per round: one round-problem solve (three when relaxing: the infeasible one, the count problem
-//! and the relaxed round), O(n) instance building, and placement.
+//! and the relaxed round), one more for the second stage, O(n) instance building, and placement.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -123,6 +131,8 @@ pub struct Sts {
     kept_promises: (f64, u64),
     /// The pairing step, when on and the ladder is half GPUs.
     pairing: Option<Pairing>,
+    /// The exponent of the round scheduler's second stage (`PolicyOptions::sts_second_stage`).
+    second_stage: Option<f64>,
 }
 
 /// The pairing step's state (module docs).
@@ -172,6 +182,26 @@ pub fn check_fairness(f: &Fairness) -> Result<(), SimError> {
 /// thresholds 1.0 and 1.5 were worse on the seed it was chosen on; seeds 3-5, not used to
 /// choose it, gain from the step as seeds 0-2 do).
 pub const DEFAULT_PAIRING: f64 = 1.3;
+
+/// The default exponent of the round scheduler's second stage in `sts`
+/// ([`PolicyOptions::sts_second_stage`], `RoundScheduler::with_second_stage`): after the round
+/// problem chooses who runs with the attained-service weights, where they run is chosen again
+/// with the square roots of the weights. Chosen by measurement together with the pairing
+/// threshold 1.0 (docs/results.md, "Work per busy GPU").
+pub const DEFAULT_SECOND_STAGE: f64 = 0.5;
+
+/// Checks the second stage's exponent ([`PolicyOptions::sts_second_stage`]): in [0, 1], or
+/// `None` (off).
+pub fn check_second_stage(exponent: Option<f64>) -> Result<(), SimError> {
+    match exponent {
+        Some(e) if !(0.0..=1.0).contains(&e) => Err(SimError::Setting {
+            setting: "sts_second_stage",
+            rule: "must be an exponent in [0, 1] or off",
+            got: e.to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
 
 /// Checks the pairing step's threshold ([`PolicyOptions::sts_pairing`]): a finite pair sum
 /// >= 0, or `None` (off).
@@ -254,6 +284,7 @@ impl Sts {
         }
         check_fairness(&options.sts_fairness)?;
         check_pairing(options.sts_pairing)?;
+        check_second_stage(options.sts_second_stage)?;
         if options.sts_prices && !cfg!(feature = "highs") {
             return Err(SimError::Setting {
                 setting: "prices",
@@ -284,6 +315,7 @@ impl Sts {
                     threshold,
                     ..Pairing::default()
                 }),
+            second_stage: options.sts_second_stage,
         })
     }
 
@@ -365,7 +397,11 @@ impl Sts {
                 };
                 if matched { 0.0 } else { slowdown + 1.0 }
             };
-            let scheduler = RoundScheduler::new(&cluster, solver).with_colocation(model);
+            let mut scheduler = RoundScheduler::new(&cluster, solver).with_colocation(model);
+            if let Some(exponent) = self.second_stage {
+                // Checked in `new`.
+                scheduler = scheduler.with_second_stage(exponent).map_err(Sts::error)?;
+            }
             #[cfg(feature = "highs")]
             let scheduler = if self.prices {
                 scheduler.with_service_prices(stsfair::bound::LongRunPrices::default())
@@ -671,6 +707,17 @@ mod weights_and_pairing_tests {
         for bad in [-0.1, f64::NAN, f64::INFINITY] {
             let err = check_pairing(Some(bad)).unwrap_err().to_string();
             assert!(err.contains("sts_pairing"), "{err}");
+        }
+    }
+
+    #[test]
+    fn second_stage_exponent_is_validated() {
+        for good in [None, Some(0.0), Some(DEFAULT_SECOND_STAGE), Some(1.0)] {
+            assert!(check_second_stage(good).is_ok(), "{good:?}");
+        }
+        for bad in [-0.1, 1.01, f64::NAN, f64::INFINITY] {
+            let err = check_second_stage(Some(bad)).unwrap_err().to_string();
+            assert!(err.contains("sts_second_stage"), "{err}");
         }
     }
 
