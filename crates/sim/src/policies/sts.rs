@@ -186,8 +186,8 @@ pub const DEFAULT_PAIRING: f64 = 1.3;
 /// The default exponent of the round scheduler's second stage in `sts`
 /// ([`PolicyOptions::sts_second_stage`], `RoundScheduler::with_second_stage`): after the round
 /// problem chooses who runs with the attained-service weights, where they run is chosen again
-/// with the square roots of the weights. Chosen by measurement together with the pairing
-/// threshold 1.0 (docs/results.md, "Work per busy GPU").
+/// with the square roots of the weights. Chosen by measurement (docs/results.md, "Work per busy
+/// GPU": seeds 0-2 chose it, seeds 3-5 gain as well; exponent 0 loses JCT).
 pub const DEFAULT_SECOND_STAGE: f64 = 0.5;
 
 /// Checks the second stage's exponent ([`PolicyOptions::sts_second_stage`]): in [0, 1], or
