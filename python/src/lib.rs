@@ -341,7 +341,8 @@ fn round_error(e: RoundError) -> PyErr {
         | RoundError::InvalidThroughput { .. }
         | RoundError::DuplicateReport { .. }
         | RoundError::NotInRound { .. }
-        | RoundError::NoPlan => SchedulerError::new_err(message),
+        | RoundError::NoPlan
+        | RoundError::InvalidSetting { .. } => SchedulerError::new_err(message),
         RoundError::Solve(_) | RoundError::SolverDefect { .. } => SolveError::new_err(message),
         _ => PyRuntimeError::new_err(message),
     }
@@ -349,6 +350,19 @@ fn round_error(e: RoundError) -> PyErr {
 
 /// A time entry by GPU type name: (gpu, slot, seconds per iteration), as `update_times` takes it.
 type NamedTime = (String, u64, f64);
+
+/// `second_stage` of `RoundScheduler`: `None` (the library's default: the round problem's own
+/// choice of where the jobs run) or an exponent in [0, 1] (`RoundScheduler::with_second_stage`,
+/// docs/rounds.md "Who runs, then where").
+fn staged(
+    scheduler: stsfair::RoundScheduler,
+    second_stage: Option<f64>,
+) -> PyResult<stsfair::RoundScheduler> {
+    match second_stage {
+        None => Ok(scheduler),
+        Some(exponent) => scheduler.with_second_stage(exponent).map_err(round_error),
+    }
+}
 
 /// `stsfair.RoundScheduler`: `stsfair::RoundScheduler` with documents for arguments.
 #[pyclass(module = "stsfair", name = "RoundScheduler")]
@@ -457,14 +471,20 @@ fn plan_dict<'py>(
 #[pymethods]
 impl Scheduler {
     #[new]
-    #[pyo3(signature = (cluster, solver = "dp", prices = "off"))]
-    fn new(cluster: &Bound<'_, PyAny>, solver: &str, prices: &str) -> PyResult<Scheduler> {
+    #[pyo3(signature = (cluster, solver = "dp", prices = "off", second_stage = None))]
+    fn new(
+        cluster: &Bound<'_, PyAny>,
+        solver: &str,
+        prices: &str,
+        second_stage: Option<f64>,
+    ) -> PyResult<Scheduler> {
         let solver = self::solver(solver)?;
         let cluster = Document::from_py(cluster)?
             .instance()
             .map_err(InstanceError::new_err)?;
+        let inner = priced(stsfair::RoundScheduler::new(&cluster, solver), prices)?;
         Ok(Scheduler {
-            inner: priced(stsfair::RoundScheduler::new(&cluster, solver), prices)?,
+            inner: staged(inner, second_stage)?,
         })
     }
 
@@ -545,13 +565,18 @@ impl Scheduler {
     }
 
     #[staticmethod]
-    #[pyo3(signature = (snapshot, solver = "dp", prices = "off"))]
-    fn restore(snapshot: &str, solver: &str, prices: &str) -> PyResult<Scheduler> {
+    #[pyo3(signature = (snapshot, solver = "dp", prices = "off", second_stage = None))]
+    fn restore(
+        snapshot: &str,
+        solver: &str,
+        prices: &str,
+        second_stage: Option<f64>,
+    ) -> PyResult<Scheduler> {
         let solver = self::solver(solver)?;
         let snapshot = SchedulerSnapshot::from_json(snapshot).map_err(round_error)?;
         let inner = stsfair::RoundScheduler::restore(snapshot, solver).map_err(round_error)?;
         Ok(Scheduler {
-            inner: priced(inner, prices)?,
+            inner: staged(priced(inner, prices)?, second_stage)?,
         })
     }
 

@@ -31,8 +31,8 @@ def solvers() -> List[str]:
 class RoundScheduler:
     """The round-based fair scheduler: deficits across rounds, relaxation, placement."""
 
-    def __init__(self, cluster: Document, solver: str = "dp", prices: str = "off") -> None:
-        """prices: "off" (MODEL.md section 4 as is) or "lp" (forced jobs' service priced by the long-run LP, as `stsfair rounds` by default; needs a build with HiGHS)."""
+    def __init__(self, cluster: Document, solver: str = "dp", prices: str = "off", second_stage: Optional[float] = None) -> None:
+        """prices: "off" (MODEL.md section 4 as is) or "lp" (forced jobs' service priced by the long-run LP, as `stsfair rounds` by default; needs a build with HiGHS). second_stage: None, or an exponent in [0, 1]: after the round problem chooses who runs, where they run is chosen again with the weights raised to it (docs/rounds.md); SchedulerError outside [0, 1]."""
     def add_job(self, job: Mapping[str, Any]) -> None:
         """Adds a job object of the format (id, times, optional weight, workers, deficit)."""
     def remove_job(self, id: str) -> float:
@@ -48,8 +48,8 @@ class RoundScheduler:
     def snapshot(self) -> str:
         """The scheduler's whole state as a stsfair-scheduler/1 JSON document."""
     @staticmethod
-    def restore(snapshot: str, solver: str = "dp", prices: str = "off") -> "RoundScheduler":
-        """A scheduler from a snapshot (which does not hold `prices`: give the same again); raises InstanceError naming the field of a bad one."""
+    def restore(snapshot: str, solver: str = "dp", prices: str = "off", second_stage: Optional[float] = None) -> "RoundScheduler":
+        """A scheduler from a snapshot (which holds neither `prices` nor `second_stage`: give the same again); raises InstanceError naming the field of a bad one."""
     def deficits(self) -> Dict[str, float]:
         """D_j of every active job, in the order they were added."""
     @property
