@@ -248,11 +248,11 @@ fn second_stage(
         let runs = solution.assignments.get(j).copied().flatten().is_some();
         if !runs {
             job.options.clear();
-            if job.may_idle() {
-                continue;
+            // A forced job the first stage left idle cannot be (its answer would be infeasible);
+            // should one be, it may idle here too rather than have no option to take.
+            if !job.may_idle() {
+                job.class = JobClass::Optional;
             }
-            // A forced job the first stage left idle cannot be: its answer would be infeasible.
-            job.class = JobClass::Optional;
             continue;
         }
         let spec = &instance.jobs()[j];

@@ -126,6 +126,18 @@ pub struct SimulateArgs {
 }
 
 /// A usage error naming the flag of a library setting (`max_debt` is `--max-debt`).
+/// A flag's value that is a number or `off` (`None`); the range is checked by the policy's own
+/// check, this only reads the text.
+fn number_or_off(text: &str, flag: &str, what: &str) -> Result<Option<f64>, Failure> {
+    match text {
+        "off" => Ok(None),
+        _ => text
+            .parse::<f64>()
+            .map(Some)
+            .map_err(|_| Failure::input(format!("{flag} must be {what} or off (got {text:?})"))),
+    }
+}
+
 fn flag_error(e: SimError) -> Failure {
     match e {
         SimError::Setting { setting, rule, got } => Failure::input(format!(
@@ -235,22 +247,12 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         WeightsArg::AttainedGpu => policies::sts::Weights::AttainedGpu,
     };
     options.sts_prices = args.prices == crate::rounds::Prices::Lp;
-    options.sts_pairing = match args.sts_pairing.as_str() {
-        "off" => None,
-        text => Some(text.parse::<f64>().map_err(|_| {
-            Failure::input(format!(
-                "--sts-pairing must be a pair sum >= 0 or off (got {text:?})"
-            ))
-        })?),
-    };
-    options.sts_second_stage = match args.sts_second_stage.as_str() {
-        "off" => None,
-        text => Some(text.parse::<f64>().map_err(|_| {
-            Failure::input(format!(
-                "--sts-second-stage must be an exponent in [0, 1] or off (got {text:?})"
-            ))
-        })?),
-    };
+    options.sts_pairing = number_or_off(&args.sts_pairing, "--sts-pairing", "a pair sum >= 0")?;
+    options.sts_second_stage = number_or_off(
+        &args.sts_second_stage,
+        "--sts-second-stage",
+        "an exponent in [0, 1]",
+    )?;
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;

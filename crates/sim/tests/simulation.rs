@@ -305,6 +305,31 @@ fn window_limits_the_metrics_and_the_run() {
     );
 }
 
+/// The crowded run the sts defaults are checked on: 60 single-GPU jobs at 12 jobs/h on three
+/// GPUs of each type, half-GPU slots.
+const CROWDED: &str = "v100=3,p100=3,k80=3";
+
+/// sts with the defaults on [`CROWDED`] is sane and deterministic, and its schedule differs from
+/// the one with `off` (the defaults with one step turned off, named `what`).
+fn defaults_differ_from(
+    table: &ThroughputTable,
+    jobs: &[trace::TraceJob],
+    off: &PolicyOptions,
+    what: &str,
+) {
+    let config = SimConfig::default();
+    let on = run(table, CROWDED, jobs, "sts", &config);
+    sane(&on, config.lambda);
+    assert_eq!(
+        on.jobs,
+        run(table, CROWDED, jobs, "sts", &config).jobs,
+        "not deterministic"
+    );
+    let without = run_with(table, CROWDED, jobs, "sts", &config, off);
+    sane(&without, config.lambda);
+    assert_ne!(on.jobs, without.jobs, "the {what} changed nothing");
+}
+
 /// sts's pairing step is on by default, changes the schedule of a crowded half-GPU run (and
 /// stays sane and deterministic), and leaves other unit ladders alone.
 #[test]
@@ -312,28 +337,18 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     let table = table();
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
-    let cluster = "v100=3,p100=3,k80=3";
     let mut off = PolicyOptions::default();
     assert_eq!(off.sts_pairing, Some(1.3));
     off.sts_pairing = None;
-    let on = run(&table, cluster, &jobs, "sts", &config);
-    sane(&on, config.lambda);
-    assert_eq!(
-        on.jobs,
-        run(&table, cluster, &jobs, "sts", &config).jobs,
-        "not deterministic"
-    );
-    let without = run_with(&table, cluster, &jobs, "sts", &config, &off);
-    sane(&without, config.lambda);
-    assert_ne!(on.jobs, without.jobs, "the pairing step changed nothing");
+    defaults_differ_from(&table, &jobs, &off, "pairing step");
     // Quarter GPUs: the step does not apply, the run is the one without it.
     let mut four = PolicyOptions::default();
     four.sts_units = 4;
     let mut four_off = four.clone();
     four_off.sts_pairing = None;
     assert_eq!(
-        run_with(&table, cluster, &jobs, "sts", &config, &four).jobs,
-        run_with(&table, cluster, &jobs, "sts", &config, &four_off).jobs
+        run_with(&table, CROWDED, &jobs, "sts", &config, &four).jobs,
+        run_with(&table, CROWDED, &jobs, "sts", &config, &four_off).jobs
     );
 }
 
@@ -345,27 +360,17 @@ fn sts_second_stage_is_on_by_default_and_moves_jobs_between_types() {
     let table = table();
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
-    let cluster = "v100=3,p100=3,k80=3";
     let mut off = PolicyOptions::default();
     assert_eq!(off.sts_second_stage, Some(0.5));
     off.sts_second_stage = None;
-    let on = run(&table, cluster, &jobs, "sts", &config);
-    sane(&on, config.lambda);
-    assert_eq!(
-        on.jobs,
-        run(&table, cluster, &jobs, "sts", &config).jobs,
-        "not deterministic"
-    );
-    let without = run_with(&table, cluster, &jobs, "sts", &config, &off);
-    sane(&without, config.lambda);
-    assert_ne!(on.jobs, without.jobs, "the second stage changed nothing");
+    defaults_differ_from(&table, &jobs, &off, "second stage");
     let mut equal = PolicyOptions::default();
     equal.sts_weights = stsfair_sim::policies::sts::Weights::Trace;
     let mut equal_off = equal.clone();
     equal_off.sts_second_stage = None;
     assert_eq!(
-        run_with(&table, cluster, &jobs, "sts", &config, &equal).jobs,
-        run_with(&table, cluster, &jobs, "sts", &config, &equal_off).jobs
+        run_with(&table, CROWDED, &jobs, "sts", &config, &equal).jobs,
+        run_with(&table, CROWDED, &jobs, "sts", &config, &equal_off).jobs
     );
 }
 
