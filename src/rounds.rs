@@ -718,13 +718,16 @@ impl RoundScheduler {
 
         let solved_problem = RoundProblem::new(&solved);
         // With one weight among the running jobs, both stages value their options alike up to a
-        // constant factor, and the first answer is already the second's optimum: no solve.
-        let mut weights = (solution.assignments.iter().zip(solved.jobs()))
-            .filter(|(a, _)| a.is_some())
-            .map(|(_, job)| job.weight());
-        let first_weight = weights.next();
-        let weights_differ = first_weight.is_some_and(|w| weights.any(|x| x != w));
-        if let Some(exponent) = self.second_stage.filter(|_| weights_differ) {
+        // constant factor, and the first answer is already the second's optimum: no solve. (Only
+        // looked at when there is a second stage.)
+        let weights_differ = || {
+            let mut weights = (solution.assignments.iter().zip(solved.jobs()))
+                .filter(|(a, _)| a.is_some())
+                .map(|(_, job)| job.weight());
+            let first = weights.next();
+            first.is_some_and(|w| weights.any(|x| x != w))
+        };
+        if let Some(exponent) = self.second_stage.filter(|_| weights_differ()) {
             let staged = second_stage(&solved, &solved_problem, &solution, exponent);
             let answer = self.solver.solve_problem(&staged)?;
             solves += 1;
