@@ -45,6 +45,12 @@ pub struct RoundsArgs {
     /// off solves MODEL.md section 4 as is. Default: lp in a binary with HiGHS, else off.
     #[arg(long, value_enum)]
     prices: Option<Prices>,
+    /// After each round problem chooses who runs, choose again, exactly, where those jobs run,
+    /// with option values `w^EXPONENT * theta / theta_max` instead of `w * theta / theta_max`
+    /// (EXPONENT in [0, 1]; 1 is the same as without; `RoundScheduler::with_second_stage`,
+    /// docs/rounds.md). Only jobs of unequal weights are moved. Default: off.
+    #[arg(long, value_name = "EXPONENT")]
+    second_stage: Option<f64>,
 }
 
 /// The values of `--prices`.
@@ -77,6 +83,26 @@ fn chosen_prices(args: &RoundsArgs) -> Result<Prices, Failure> {
     }
 }
 
+/// `--second-stage` as the scheduler holds it: `None` when off or 1 (the same plans), after
+/// checking the range.
+fn chosen_second_stage(args: &RoundsArgs) -> Result<Option<f64>, Failure> {
+    match args.second_stage {
+        Some(e) if !(0.0..=1.0).contains(&e) => Err(Failure::input(format!(
+            "--second-stage must be an exponent in [0, 1] (got {e})"
+        ))),
+        Some(e) => Ok((e < 1.0).then_some(e)),
+        None => Ok(None),
+    }
+}
+
+/// A recorded `--second-stage` as the command line gives it.
+fn second_stage_flag(exponent: Option<f64>) -> String {
+    match exponent {
+        Some(e) => format!("--second-stage {e}"),
+        None => "no --second-stage".to_string(),
+    }
+}
+
 /// Attaches the chosen price source to `scheduler`.
 fn with_prices(scheduler: RoundScheduler, prices: Prices) -> RoundScheduler {
     match prices {
@@ -92,6 +118,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let solver = args.solver.solver_for_rounds()?;
     let prices = chosen_prices(&args)?;
+    let second_stage = chosen_second_stage(&args)?;
     let throughputs = throughputs_name(&args);
     let instance = load(&args.file)?;
     let saved = match &args.state {
@@ -99,7 +126,15 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         _ => None,
     };
     let (mut scheduler, mut tally) = match saved {
-        Some(saved) => resume(saved, &instance, &args, solver, prices, &throughputs)?,
+        Some(saved) => resume(
+            saved,
+            &instance,
+            &args,
+            solver,
+            prices,
+            second_stage,
+            &throughputs,
+        )?,
         None => {
             let scheduler = RoundScheduler::new(&instance, solver);
             let tally = RunTally::new(&scheduler).map_err(Failure::other)?;
@@ -110,6 +145,10 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
         scheduler = scheduler.with_colocation(colocation(path.as_deref(), &instance)?);
     }
     scheduler = with_prices(scheduler, prices);
+    if let Some(e) = second_stage {
+        // In range: checked by `chosen_second_stage`.
+        scheduler = scheduler.with_second_stage(e).map_err(Failure::input)?;
+    }
     let done = scheduler.round();
     if let Some(state) = &args.state {
         if done > args.rounds {
@@ -149,7 +188,10 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
     }
     let summary = tally.summary(&scheduler);
     if args.json {
-        outln!("{}", to_json(&summary, lp_bound(&instance)?, prices));
+        outln!(
+            "{}",
+            to_json(&summary, lp_bound(&instance)?, prices, second_stage)
+        );
     } else {
         print_summary(
             &summary,
@@ -157,6 +199,7 @@ pub fn rounds(args: RoundsArgs) -> Result<u8, Failure> {
             instance.name(),
             scheduler.solver_name(),
             prices,
+            second_stage,
         );
     }
     Ok(0)
@@ -192,6 +235,10 @@ struct RunState {
     /// have none, and are resumed with whatever the command gives.
     #[serde(default)]
     throughputs: Option<String>,
+    /// `--second-stage` of the run (`None`: off); files written before the option existed ran
+    /// without it.
+    #[serde(default)]
+    second_stage: Option<f64>,
     tally: RunTally,
     scheduler: SchedulerSnapshot,
 }
@@ -271,6 +318,7 @@ fn resume(
     args: &RoundsArgs,
     solver: Box<dyn stsfair::Solver>,
     prices: Prices,
+    second_stage: Option<f64>,
     throughputs: &str,
 ) -> Result<(RoundScheduler, RunTally), Failure> {
     let path = args.state.as_deref().unwrap_or(Path::new(""));
@@ -292,6 +340,13 @@ fn resume(
             "was written with --prices {}, not {}",
             saved.prices,
             prices.name()
+        )));
+    }
+    if saved.second_stage != second_stage {
+        return Err(bad(format!(
+            "was written with {}, not {}",
+            second_stage_flag(saved.second_stage),
+            second_stage_flag(second_stage)
         )));
     }
     if let Some(was) = &saved.throughputs
@@ -412,6 +467,7 @@ fn write_state(
         solver: scheduler.solver_name().to_string(),
         prices: prices.name().to_string(),
         throughputs: Some(throughputs.to_string()),
+        second_stage: scheduler.second_stage(),
         tally: tally.clone(),
         scheduler: scheduler.snapshot(),
     };
@@ -470,7 +526,7 @@ fn colocation(
 /// The `--json` document. `bound`: the long-run LP bound at 0.95 lambda (`stsfair bound`), of
 /// which `efficiency` is the share the mechanism's mean objective reached; both null without
 /// HiGHS or when no fractional schedule meets the shares.
-fn to_json(s: &RunSummary, bound: Option<f64>, prices: Prices) -> Value {
+fn to_json(s: &RunSummary, bound: Option<f64>, prices: Prices, second_stage: Option<f64>) -> Value {
     let jobs: Vec<Value> = s
         .jobs
         .iter()
@@ -492,6 +548,7 @@ fn to_json(s: &RunSummary, bound: Option<f64>, prices: Prices) -> Value {
         "solves": s.solves,
         "fallback_rounds": s.fallback_rounds,
         "prices": prices.name(),
+        "second_stage": second_stage,
         "lp_bound": bound,
         "efficiency": bound.map(|b| s.mean_objective / b),
         "jobs": jobs,
@@ -508,9 +565,17 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[i]
 }
 
-fn print_summary(s: &RunSummary, lambda: f64, name: Option<&str>, solver: &str, prices: Prices) {
+fn print_summary(
+    s: &RunSummary,
+    lambda: f64,
+    name: Option<&str>,
+    solver: &str,
+    prices: Prices,
+    second_stage: Option<f64>,
+) {
+    let stage = second_stage.map_or_else(|| "off".to_string(), |e| e.to_string());
     outln!(
-        "instance        {}: {} jobs, solver {solver}, prices {}",
+        "instance        {}: {} jobs, solver {solver}, prices {}, second stage {stage}",
         name.unwrap_or("(unnamed)"),
         s.jobs.len(),
         prices.name()

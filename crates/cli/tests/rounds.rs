@@ -66,6 +66,7 @@ fn cli_rounds_json() {
             "solves",
             "fallback_rounds",
             "prices",
+            "second_stage",
             "lp_bound",
             "efficiency",
             "jobs",
@@ -94,6 +95,7 @@ fn cli_rounds_json() {
         doc["prices"],
         if cfg!(feature = "highs") { "lp" } else { "off" }
     );
+    assert!(doc["second_stage"].is_null(), "{doc}");
     assert_eq!(doc["rounds"], 10);
     assert_eq!(doc["relaxed_rounds"], 0);
     assert_eq!(doc["mean_objective"], 1.0);
@@ -205,6 +207,92 @@ fn cli_rounds_places_by_gavel_slowdowns() {
 }
 
 /// The round number saved in a `--state` file, once it exists and parses.
+/// `--second-stage`: the worked case of `RoundScheduler::with_second_stage`'s rustdoc (a heavy
+/// job almost as fast on a K80 as on a V100, a light one ten times slower there) run as a file:
+/// without the stage the heavy job takes the V100 (objective 16 + 0.1), with square roots it
+/// takes the K80 (16 * 0.9 + 1 = 15.4). The exponent's range, and a state file that must be
+/// resumed with the stage it was written with.
+#[test]
+fn cli_rounds_second_stage() {
+    let instance = Instance::builder()
+        .name("heavy-light")
+        .gpu_type("v100", 1, 1, &[1])
+        .gpu_type("k80", 1, 1, &[1])
+        .job(
+            JobSpec::new("heavy")
+                .weight(16.0)
+                .time("v100", 1, 1.0)
+                .time("k80", 1, 1.0 / 0.9),
+        )
+        .job(
+            JobSpec::new("light")
+                .time("v100", 1, 1.0)
+                .time("k80", 1, 10.0),
+        )
+        .build()
+        .unwrap();
+    let path = temp_file("heavy-light.json", &instance.to_json());
+    let file = path.to_string_lossy();
+    let run = |rounds: &str, extra: &[&str]| -> Value {
+        let mut args = vec![
+            "rounds", &file, "--rounds", rounds, "--json", "--prices", "off",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = stsfair(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let near = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-9;
+    let plain = run("1", &[]);
+    assert!(near(&plain["mean_objective"], 16.1), "{plain}");
+    assert!(plain["second_stage"].is_null());
+    let staged = run("1", &["--second-stage", "0.5"]);
+    assert!(near(&staged["mean_objective"], 15.4), "{staged}");
+    assert_eq!(staged["second_stage"], 0.5);
+    // Two solves: the round problem, then where its jobs run.
+    assert_eq!(staged["solves"], 2);
+    // Exponent 1 is the round problem itself.
+    let one = run("1", &["--second-stage", "1"]);
+    assert!(
+        near(&one["mean_objective"], 16.1) && one["second_stage"].is_null(),
+        "{one}"
+    );
+    let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "1", "--second-stage", "1.5"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--second-stage must be an exponent in [0, 1] (got 1.5)"),
+        "{err}"
+    );
+    let (code, out, _) = stsfair(&["rounds", &file, "--rounds", "1", "--second-stage", "0.25"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(", second stage 0.25\n"), "{out}");
+
+    // A state file records the stage; resuming with another is refused, with the same one
+    // gives the uninterrupted run's document.
+    let state = path.with_file_name("heavy-light.state.json");
+    let _ = std::fs::remove_file(&state);
+    let state_arg = state.to_string_lossy().into_owned();
+    let with_state = |rounds: &str, extra: &[&str]| {
+        let mut args = vec![
+            "rounds", &file, "--rounds", rounds, "--json", "--prices", "off", "--state", &state_arg,
+        ];
+        args.extend_from_slice(extra);
+        stsfair(&args)
+    };
+    let (code, _, err) = with_state("3", &["--second-stage", "0.5"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = with_state("6", &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("was written with --second-stage 0.5, not no --second-stage"),
+        "{err}"
+    );
+    let (code, resumed, err) = with_state("6", &["--second-stage", "0.5"]);
+    assert_eq!(code, 0, "{err}");
+    let resumed: Value = serde_json::from_str(&resumed).unwrap();
+    assert_eq!(resumed, run("6", &["--second-stage", "0.5"]));
+}
+
 fn saved_round(path: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(path).ok()?;
     let doc: Value = serde_json::from_str(&text).ok()?;
