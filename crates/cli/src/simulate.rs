@@ -79,6 +79,12 @@ pub struct SimulateArgs {
     /// (docs/results.md, "A pairing step").
     #[arg(long, value_name = "SUM|off", default_value_t = policies::sts::DEFAULT_PAIRING.to_string())]
     sts_pairing: String,
+    /// Thresholds of sts's pairing step for some GPU types in place of --sts-pairing there:
+    /// TYPE=SUM,... (types of the throughputs), or `none`. By default k80=1: on the K80s,
+    /// where the jobs the fast types had no room for run, pairs of sum 1.0-1.3 are matched too
+    /// (docs/results.md, "Pairs on the K80s").
+    #[arg(long, value_name = "TYPE=SUM,...|none", default_value_t = default_pairing_types())]
+    sts_pairing_types: String,
     /// sts's second stage: after the round problem chooses who runs, where the chosen jobs run
     /// (GPU type and slot) is chosen again with each job's weight raised to this exponent in
     /// [0, 1], so that a heavy job takes a fast GPU only where it gains there (`off`: the round
@@ -123,6 +129,47 @@ pub struct SimulateArgs {
     /// Write the generated workload as a Gavel trace file.
     #[arg(long)]
     write_trace: Option<PathBuf>,
+}
+
+/// [`policies::sts::DEFAULT_PAIRING_BY_TYPE`] as `--sts-pairing-types` writes it.
+fn default_pairing_types() -> String {
+    policies::sts::DEFAULT_PAIRING_BY_TYPE
+        .iter()
+        .map(|(name, sum)| format!("{name}={sum}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Reads `--sts-pairing-types`: `none`, or TYPE=SUM,... with every TYPE a worker type of the
+/// throughputs (the ranges are checked by the policy's own check).
+fn pairing_types(text: &str, workers: &[String]) -> Result<Vec<(String, f64)>, Failure> {
+    if text == "none" {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|part| {
+            let bad = |why: String| {
+                Failure::input(format!(
+                    "--sts-pairing-types must be TYPE=SUM,... or none ({why}; got {text:?})"
+                ))
+            };
+            let (name, sum) = part
+                .split_once('=')
+                .ok_or_else(|| bad(format!("{part:?} is not TYPE=SUM")))?;
+            let name = name.trim();
+            if !workers.iter().any(|w| w == name) {
+                return Err(bad(format!(
+                    "unknown gpu type {name:?}; the throughputs know {}",
+                    workers.join(", ")
+                )));
+            }
+            let sum: f64 = sum
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("{sum:?} is not a number")))?;
+            Ok((name.to_string(), sum))
+        })
+        .collect()
 }
 
 /// A usage error naming the flag of a library setting (`max_debt` is `--max-debt`).
@@ -248,6 +295,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     };
     options.sts_prices = args.prices == crate::rounds::Prices::Lp;
     options.sts_pairing = number_or_off(&args.sts_pairing, "--sts-pairing", "a pair sum >= 0")?;
+    options.sts_pairing_by_type = pairing_types(&args.sts_pairing_types, table.workers())?;
     options.sts_second_stage = number_or_off(
         &args.sts_second_stage,
         "--sts-second-stage",
@@ -256,6 +304,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
+    policies::sts::check_pairing_by_type(&options.sts_pairing_by_type).map_err(flag_error)?;
     policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()

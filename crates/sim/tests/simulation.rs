@@ -352,6 +352,31 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     );
 }
 
+/// sts's pairing step has its own threshold on the K80s by default (1.0): on a crowded run it
+/// changes the schedule; an override equal to the general threshold, or for a type the cluster
+/// lacks, is the run without overrides.
+#[test]
+fn sts_pairing_threshold_by_type_defaults_to_k80_at_one() {
+    let table = table();
+    let jobs = generated(&table, 60, 12.0, 2);
+    let config = SimConfig::default();
+    let mut none = PolicyOptions::default();
+    assert_eq!(none.sts_pairing_by_type, vec![("k80".to_string(), 1.0)]);
+    none.sts_pairing_by_type.clear();
+    defaults_differ_from(&table, &jobs, &none, "K80s' pairing threshold");
+    let mut same = none.clone();
+    same.sts_pairing_by_type = vec![("k80".to_string(), 1.3)];
+    assert_eq!(
+        run_with(&table, CROWDED, &jobs, "sts", &config, &same).jobs,
+        run_with(&table, CROWDED, &jobs, "sts", &config, &none).jobs
+    );
+    let fast = "v100=3,p100=3";
+    assert_eq!(
+        run_with(&table, fast, &jobs, "sts", &config, &PolicyOptions::default()).jobs,
+        run_with(&table, fast, &jobs, "sts", &config, &none).jobs
+    );
+}
+
 /// sts's second stage is on by default (exponent 0.5): on a crowded run on three GPU types it
 /// changes where jobs run, the runs stay sane and deterministic, and with trace weights (all
 /// equal, so that both stages value every option alike) it changes nothing.

@@ -75,6 +75,12 @@ pub struct PolicyOptions {
     /// pairing step"); `None` prices every half GPU at the median pair. Applies to
     /// `sts_units == 2` only.
     pub sts_pairing: Option<f64>,
+    /// Per GPU type thresholds of the pairing step, by type name, in place of
+    /// [`PolicyOptions::sts_pairing`] on that type (when the step is on; a type the cluster
+    /// lacks is ignored). By default [`sts::DEFAULT_PAIRING_BY_TYPE`] (`k80` at 1.0: the slow
+    /// type's pairs of sum 1.0-1.3 are matched too), chosen by measurement (docs/results.md,
+    /// "Pairs on the K80s").
+    pub sts_pairing_by_type: Vec<(String, f64)>,
     /// The second stage of `sts`'s round scheduler (`stsfair::RoundScheduler::with_second_stage`):
     /// after the round problem chooses who runs with the jobs' weights, where the chosen jobs run
     /// is chosen again with the weights raised to this exponent (0: the most normalized
@@ -155,6 +161,10 @@ impl Default for PolicyOptions {
             sts_weights: sts::Weights::default(),
             sts_prices: false,
             sts_pairing: Some(sts::DEFAULT_PAIRING),
+            sts_pairing_by_type: sts::DEFAULT_PAIRING_BY_TYPE
+                .iter()
+                .map(|&(name, sum)| (name.to_string(), sum))
+                .collect(),
             sts_second_stage: Some(sts::DEFAULT_SECOND_STAGE),
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,

@@ -32,7 +32,11 @@
 //! whole GPUs. Placement then puts matched partners together first (their co-location cost is 0;
 //! any other pair's is its slowdown plus 1). The round problem still chooses who runs and where,
 //! exactly; the matching only says what a half slot is worth. It applies to the 2-unit ladder
-//! (the default); with other ladders the slot times stay those of the slot rule.
+//! (the default); with other ladders the slot times stay those of the slot rule. The threshold
+//! can differ by GPU type ([`PolicyOptions::sts_pairing_by_type`]): on the K80s it is 1.0 by
+//! default, since the jobs that run there are those the fast types had no room for (the
+//! oldest, under least-attained-service weights), for whom a pair of sum >= 1 does more than
+//! one of them alone.
 //!
 //! **Second stage** ([`PolicyOptions::sts_second_stage`], on by default with exponent 0.5;
 //! `RoundScheduler::with_second_stage`). The attained-service weights span orders of magnitude,
@@ -140,6 +144,8 @@ pub struct Sts {
 struct Pairing {
     /// Least pair sum `r(a|b) + r(b|a)` of a matched pair.
     threshold: f64,
+    /// The thresholds of GPU types that have their own (by type name).
+    by_type: HashMap<String, f64>,
     /// (GPU type index, job id) -> the job's partner this round; read by the placement's
     /// co-location model, which the round scheduler owns.
     partners: Arc<RwLock<HashMap<(usize, usize), usize>>>,
@@ -183,6 +189,13 @@ pub fn check_fairness(f: &Fairness) -> Result<(), SimError> {
 /// choose it, gain from the step as seeds 0-2 do).
 pub const DEFAULT_PAIRING: f64 = 1.3;
 
+/// The pairing step's default thresholds by GPU type, in place of [`DEFAULT_PAIRING`] there
+/// ([`PolicyOptions::sts_pairing_by_type`]): 1.0 on the K80s. Chosen by measurement
+/// (docs/results.md, "Pairs on the K80s": under overload 1.5% less JCT and 0.7% less
+/// makespan on seeds 0-5, at 5.6 jobs/h no change; 1.15 on the P100s as well was worse on
+/// both).
+pub const DEFAULT_PAIRING_BY_TYPE: &[(&str, f64)] = &[("k80", 1.0)];
+
 /// The default exponent of the round scheduler's second stage in `sts`
 /// ([`PolicyOptions::sts_second_stage`], `RoundScheduler::with_second_stage`): after the round
 /// problem chooses who runs with the attained-service weights, where they run is chosen again
@@ -214,6 +227,28 @@ pub fn check_pairing(threshold: Option<f64>) -> Result<(), SimError> {
         }),
         _ => Ok(()),
     }
+}
+
+/// Checks the pairing step's thresholds by GPU type ([`PolicyOptions::sts_pairing_by_type`]):
+/// each a finite pair sum >= 0, each type named once.
+pub fn check_pairing_by_type(thresholds: &[(String, f64)]) -> Result<(), SimError> {
+    for (i, (name, sum)) in thresholds.iter().enumerate() {
+        if !(sum.is_finite() && *sum >= 0.0) {
+            return Err(SimError::Setting {
+                setting: "sts_pairing_types",
+                rule: "must give each type a pair sum >= 0",
+                got: format!("{name}={sum}"),
+            });
+        }
+        if thresholds[..i].iter().any(|(n, _)| n == name) {
+            return Err(SimError::Setting {
+                setting: "sts_pairing_types",
+                rule: "must name each GPU type once",
+                got: name.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The name of job `id` in the round scheduler: it carries the job type so that the placement's
@@ -284,6 +319,7 @@ impl Sts {
         }
         check_fairness(&options.sts_fairness)?;
         check_pairing(options.sts_pairing)?;
+        check_pairing_by_type(&options.sts_pairing_by_type)?;
         check_second_stage(options.sts_second_stage)?;
         if options.sts_prices && !cfg!(feature = "highs") {
             return Err(SimError::Setting {
@@ -313,6 +349,7 @@ impl Sts {
                 .filter(|_| options.sts_units == 2)
                 .map(|threshold| Pairing {
                     threshold,
+                    by_type: options.sts_pairing_by_type.iter().cloned().collect(),
                     ..Pairing::default()
                 }),
             second_stage: options.sts_second_stage,
@@ -442,7 +479,12 @@ impl Sts {
                 let (oa, ob) = state.table.pair(w, ta, tb);
                 (sa > 0.0 && sb > 0.0 && oa > 0.0 && ob > 0.0).then(|| (oa / sa, ob / sb))
             };
-            for (a, b, ra, rb) in greedy_pairs(&singles, pairing.threshold, ratios) {
+            let threshold = pairing
+                .by_type
+                .get(&t.name)
+                .copied()
+                .unwrap_or(pairing.threshold);
+            for (a, b, ra, rb) in greedy_pairs(&singles, threshold, ratios) {
                 partners.insert((k, a), b);
                 partners.insert((k, b), a);
                 half.insert((k, a), ra * state.table.solo(w, state.jobs[a].job_type));
@@ -708,6 +750,29 @@ mod weights_and_pairing_tests {
             let err = check_pairing(Some(bad)).unwrap_err().to_string();
             assert!(err.contains("sts_pairing"), "{err}");
         }
+    }
+
+    #[test]
+    fn pairing_thresholds_by_type_are_validated() {
+        let t = |list: &[(&str, f64)]| -> Vec<(String, f64)> {
+            list.iter().map(|&(n, s)| (n.to_string(), s)).collect()
+        };
+        assert!(check_pairing_by_type(&[]).is_ok());
+        assert!(check_pairing_by_type(&t(DEFAULT_PAIRING_BY_TYPE)).is_ok());
+        assert!(check_pairing_by_type(&t(&[("k80", 0.0), ("p100", 1.2)])).is_ok());
+        for bad in [-0.1, f64::NAN, f64::INFINITY] {
+            let err = check_pairing_by_type(&t(&[("p100", 1.2), ("k80", bad)]))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("sts_pairing_types") && err.contains(&format!("k80={bad}")),
+                "{err}"
+            );
+        }
+        let err = check_pairing_by_type(&t(&[("k80", 1.0), ("p100", 1.2), ("k80", 1.1)]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("each GPU type once") && err.contains("k80"), "{err}");
     }
 
     #[test]
