@@ -663,10 +663,22 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         (&["--sts-second-stage=-0.5"][..], "--sts-second-stage"),
         (&["--sts-second-stage", "nan"][..], "--sts-second-stage"),
         (&["--sts-second-stage", "on"][..], "--sts-second-stage"),
-        (&["--sts-pairing-types", "k80=-1"][..], "--sts-pairing-types"),
-        (&["--sts-pairing-types", "k80=1,k80=1.1"][..], "each GPU type once"),
-        (&["--sts-pairing-types", "K80=1"][..], "unknown gpu type \"K80\""),
-        (&["--sts-pairing-types", "k80"][..], "\"k80\" is not TYPE=SUM"),
+        (
+            &["--sts-pairing-types", "k80=-1"][..],
+            "--sts-pairing-types",
+        ),
+        (
+            &["--sts-pairing-types", "k80=1,k80=1.1"][..],
+            "each GPU type once",
+        ),
+        (
+            &["--sts-pairing-types", "K80=1"][..],
+            "unknown gpu type \"K80\"",
+        ),
+        (
+            &["--sts-pairing-types", "k80"][..],
+            "\"k80\" is not TYPE=SUM",
+        ),
         (&["--sts-pairing-types", "k80=x"][..], "--sts-pairing-types"),
         (&["--sts-pairing-types", ""][..], "--sts-pairing-types"),
     ] {

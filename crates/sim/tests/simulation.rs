@@ -372,7 +372,15 @@ fn sts_pairing_threshold_by_type_defaults_to_k80_at_one() {
     );
     let fast = "v100=3,p100=3";
     assert_eq!(
-        run_with(&table, fast, &jobs, "sts", &config, &PolicyOptions::default()).jobs,
+        run_with(
+            &table,
+            fast,
+            &jobs,
+            "sts",
+            &config,
+            &PolicyOptions::default()
+        )
+        .jobs,
         run_with(&table, fast, &jobs, "sts", &config, &none).jobs
     );
 }

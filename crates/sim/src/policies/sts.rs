@@ -772,7 +772,10 @@ mod weights_and_pairing_tests {
         let err = check_pairing_by_type(&t(&[("k80", 1.0), ("p100", 1.2), ("k80", 1.1)]))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("each GPU type once") && err.contains("k80"), "{err}");
+        assert!(
+            err.contains("each GPU type once") && err.contains("k80"),
+            "{err}"
+        );
     }
 
     #[test]
