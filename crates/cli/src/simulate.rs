@@ -354,12 +354,18 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             bar.finish_and_clear();
         }
         let metrics = Metrics::new(&result, args.lambda);
+        if args.window.is_some() && metrics.drain_h > 0.0 {
+            eprintln!(
+                "stsfair: note: {}: jobs stopped arriving {:.1} h before the window's last job finished (Gavel's simulator keeps them arriving until the window is done; give more --jobs, or a longer trace, to measure as it does)",
+                metrics.policy, metrics.drain_h
+            );
+        }
         if args.json {
             let text = serde_json::to_string(&metrics).map_err(Failure::other)?;
             outln!("{text}");
         } else {
             outln!(
-                "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  work/busy GPU {:.3}  solver {:.4} s/round  {:.2} s",
+                "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  work/busy GPU {:.3}  drain {:.1} h  solver {:.4} s/round  {:.2} s",
                 metrics.policy,
                 metrics.avg_jct_h,
                 metrics.makespan_h,
@@ -370,6 +376,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
                 metrics.share_meeting_lambda,
                 metrics.utilization,
                 metrics.work_per_busy_gpu,
+                metrics.drain_h,
                 metrics.solver_seconds_per_round,
                 metrics.seconds
             );

@@ -22,6 +22,11 @@
 //!   fastest GPU type from its arrival on (a co-located job runs no faster than alone): the mean
 //!   of steps / best solo throughput, and the latest arrival + that time, from the window's start.
 //!   They show how much room a workload leaves a scheduler.
+//! - `drain_h`: how long the window went on after the last job of the input arrived, hours (0
+//!   when jobs were still arriving when the window's last job finished). Gavel's simulator
+//!   generates jobs until the window is done, so its windows never drain; in a drained window
+//!   the last jobs run with nothing arriving behind them, which flatters a policy that holds
+//!   long jobs back (least attained service): docs/results.md, "Arrivals that do not stop".
 //!
 //! All are O(n) (the median O(n log n)) over the window's n jobs.
 
@@ -73,6 +78,9 @@ pub struct Metrics {
     /// Latest (arrival + time alone on its fastest type) of the window, from the window's
     /// start, hours.
     pub makespan_bound_h: f64,
+    /// Hours of the window after the input's last arrival (0 if jobs were still arriving when
+    /// the window's last job finished).
+    pub drain_h: f64,
 }
 
 impl Metrics {
@@ -115,6 +123,11 @@ impl Metrics {
             .zip(&alone)
             .map(|(j, t)| j.arrival + t)
             .fold(f64::NEG_INFINITY, f64::max);
+        let last_arrival = result
+            .jobs
+            .iter()
+            .map(|j| j.arrival)
+            .fold(f64::NEG_INFINITY, f64::max);
         Metrics {
             policy: result.policy.clone(),
             jobs: window.len(),
@@ -155,6 +168,7 @@ impl Metrics {
             realized_over_planned: result.realized_over_planned,
             avg_jct_bound_h: mean(&alone) / 3600.0,
             makespan_bound_h: (latest - result.window_start) / 3600.0,
+            drain_h: (result.window_end - last_arrival).max(0.0) / 3600.0,
         }
     }
 }

@@ -214,6 +214,11 @@ fn sane(result: &SimResult, lambda: f64) {
         m.utilization
     );
     assert!(
+        m.drain_h >= 0.0 && m.drain_h.is_finite(),
+        "drain {}",
+        m.drain_h
+    );
+    assert!(
         m.work_per_busy_gpu > 0.0 && m.work_per_busy_gpu.is_finite(),
         "work per busy GPU {}",
         m.work_per_busy_gpu
@@ -227,6 +232,40 @@ fn sane(result: &SimResult, lambda: f64) {
             m.work_per_busy_gpu
         );
     }
+}
+
+/// `drain_h`: 0 when jobs are still arriving as the window's last job finishes (Gavel's
+/// methodology), else the hours from the last arrival to the window's end.
+#[test]
+fn drain_is_the_window_after_the_last_arrival() {
+    let table = table();
+    let jobs = generated(&table, 60, 2.0, 4);
+    let config = |window| SimConfig {
+        window: Some(window),
+        ..SimConfig::default()
+    };
+    let last = jobs.last().unwrap().arrival;
+    // The first job's window ends long before the 60th arrival (about 30 h later).
+    let early = run(
+        &table,
+        "v100=8,p100=8,k80=8",
+        &jobs,
+        "fifo",
+        &config((0, 0)),
+    );
+    assert!(early.window_end < last, "{} >= {last}", early.window_end);
+    assert_eq!(Metrics::new(&early, 1.0).drain_h, 0.0);
+    // The last jobs' window ends after every arrival.
+    let late = run(
+        &table,
+        "v100=8,p100=8,k80=8",
+        &jobs,
+        "fifo",
+        &config((50, 59)),
+    );
+    let drain = Metrics::new(&late, 1.0).drain_h;
+    assert!(drain > 0.0);
+    assert!((drain - (late.window_end - last) / 3600.0).abs() < 1e-9);
 }
 
 #[test]
