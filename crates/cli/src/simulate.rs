@@ -91,6 +91,12 @@ pub struct SimulateArgs {
     /// problem's own choice; docs/rounds.md, "Who runs, then where").
     #[arg(long, value_name = "EXPONENT|off", default_value_t = policies::sts::DEFAULT_SECOND_STAGE.to_string())]
     sts_second_stage: String,
+    /// When sts's attained-service weights apply: only in rounds where the active jobs ask for
+    /// more than RATIO times the cluster's GPUs; in other rounds every job has its trace weight
+    /// (equal shares); 1.5 by default. `off`: every round, the rule until the twenty-fourth
+    /// session (docs/results.md, "Arrivals that do not stop").
+    #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
+    sts_crowding: String,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -301,11 +307,13 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         "--sts-second-stage",
         "an exponent in [0, 1]",
     )?;
+    options.sts_crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
     policies::sts::check_pairing_by_type(&options.sts_pairing_by_type).map_err(flag_error)?;
     policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
+    policies::sts::check_crowding(options.sts_crowding).map_err(flag_error)?;
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()
             .into_iter()

@@ -681,6 +681,9 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         ),
         (&["--sts-pairing-types", "k80=x"][..], "--sts-pairing-types"),
         (&["--sts-pairing-types", ""][..], "--sts-pairing-types"),
+        (&["--sts-crowding=-1"][..], "--sts-crowding"),
+        (&["--sts-crowding", "inf"][..], "--sts-crowding"),
+        (&["--sts-crowding", "many"][..], "--sts-crowding"),
     ] {
         let (code, stderr, rows) = simulate(&[&["--policy", "sts"][..], bad].concat());
         assert_eq!(code, 2, "{bad:?}: {stderr}");

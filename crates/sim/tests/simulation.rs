@@ -424,6 +424,41 @@ fn sts_pairing_threshold_by_type_defaults_to_k80_at_one() {
     );
 }
 
+/// sts's attained-service weights apply only in crowded rounds by default (1.5 times the
+/// cluster's GPUs asked for): a crowded run differs from both rules it switches between, a
+/// ratio no round reaches is equal weights in every round, and ratio 0 is attained service in
+/// every round.
+#[test]
+fn sts_attained_service_applies_when_crowded() {
+    let table = table();
+    let jobs = generated(&table, 60, 12.0, 2);
+    let config = SimConfig::default();
+    let defaults = PolicyOptions::default();
+    assert_eq!(defaults.sts_crowding, Some(1.5));
+    let mut always = defaults.clone();
+    always.sts_crowding = None;
+    defaults_differ_from(&table, &jobs, &always, "crowding threshold");
+    let mut trace = defaults.clone();
+    trace.sts_weights = policies::sts::Weights::Trace;
+    let on = run_with(&table, CROWDED, &jobs, "sts", &config, &defaults);
+    assert_ne!(
+        on.jobs,
+        run_with(&table, CROWDED, &jobs, "sts", &config, &trace).jobs
+    );
+    let mut never = defaults.clone();
+    never.sts_crowding = Some(1e9);
+    assert_eq!(
+        run_with(&table, CROWDED, &jobs, "sts", &config, &never).jobs,
+        run_with(&table, CROWDED, &jobs, "sts", &config, &trace).jobs
+    );
+    let mut zero = defaults.clone();
+    zero.sts_crowding = Some(0.0);
+    assert_eq!(
+        run_with(&table, CROWDED, &jobs, "sts", &config, &zero).jobs,
+        run_with(&table, CROWDED, &jobs, "sts", &config, &always).jobs
+    );
+}
+
 /// sts's second stage is on by default (exponent 0.5): on a crowded run on three GPU types it
 /// changes where jobs run, the runs stay sane and deterministic, and with trace weights (all
 /// equal, so that both stages value every option alike) it changes nothing.

@@ -88,6 +88,15 @@ pub struct PolicyOptions {
     /// `Some(`[`sts::DEFAULT_SECOND_STAGE`]`)` (0.5), chosen by measurement (docs/results.md,
     /// "Work per busy GPU").
     pub sts_second_stage: Option<f64>,
+    /// When `sts`'s attained-service weights apply ([`sts::Weights::Attained`] and
+    /// [`sts::Weights::AttainedGpu`]): only in rounds where the active jobs ask for more than
+    /// this many times the cluster's GPUs (their workers summed); in other rounds every job has
+    /// its trace weight (equal shares). By default `Some(`[`sts::DEFAULT_CROWDING`]`)` (1.5);
+    /// `None`: every round, the rule until the twenty-fourth session. Least attained service
+    /// finishes short jobs first when the cluster is oversubscribed, but where jobs keep
+    /// arriving it holds the long ones back until the cluster clogs (docs/results.md,
+    /// "Arrivals that do not stop").
+    pub sts_crowding: Option<f64>,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
     /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
@@ -166,6 +175,7 @@ impl Default for PolicyOptions {
                 .map(|&(name, sum)| (name.to_string(), sum))
                 .collect(),
             sts_second_stage: Some(sts::DEFAULT_SECOND_STAGE),
+            sts_crowding: Some(sts::DEFAULT_CROWDING),
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,
         }
