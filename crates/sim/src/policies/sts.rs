@@ -220,14 +220,35 @@ pub const DEFAULT_SECOND_STAGE: f64 = 0.5;
 /// Checks the second stage's exponent ([`PolicyOptions::sts_second_stage`]): in [0, 1], or
 /// `None` (off).
 pub fn check_second_stage(exponent: Option<f64>) -> Result<(), SimError> {
-    match exponent {
-        Some(e) if !(0.0..=1.0).contains(&e) => Err(SimError::Setting {
-            setting: "sts_second_stage",
-            rule: "must be an exponent in [0, 1] or off",
-            got: e.to_string(),
+    check_setting(
+        exponent,
+        "sts_second_stage",
+        "must be an exponent in [0, 1] or off",
+        |e| (0.0..=1.0).contains(&e),
+    )
+}
+
+/// The shared shape of the settings that are a number or `None` (off): `value` must pass `ok`,
+/// else `setting` is refused with `rule`.
+fn check_setting(
+    value: Option<f64>,
+    setting: &'static str,
+    rule: &'static str,
+    ok: impl Fn(f64) -> bool,
+) -> Result<(), SimError> {
+    match value {
+        Some(v) if !ok(v) => Err(SimError::Setting {
+            setting,
+            rule,
+            got: v.to_string(),
         }),
         _ => Ok(()),
     }
+}
+
+/// A finite number >= 0.
+fn finite_non_negative(v: f64) -> bool {
+    v.is_finite() && v >= 0.0
 }
 
 /// The default crowding above which attained service weights the jobs
@@ -242,34 +263,30 @@ pub const DEFAULT_CROWDING: f64 = 1.5;
 /// Checks the crowding threshold of the attained-service weights
 /// ([`PolicyOptions::sts_crowding`]): a finite ratio >= 0, or `None` (always).
 pub fn check_crowding(factor: Option<f64>) -> Result<(), SimError> {
-    match factor {
-        Some(f) if !(f.is_finite() && f >= 0.0) => Err(SimError::Setting {
-            setting: "sts_crowding",
-            rule: "must be a ratio >= 0 or off",
-            got: f.to_string(),
-        }),
-        _ => Ok(()),
-    }
+    check_setting(
+        factor,
+        "sts_crowding",
+        "must be a ratio >= 0 or off",
+        finite_non_negative,
+    )
 }
 
 /// Checks the pairing step's threshold ([`PolicyOptions::sts_pairing`]): a finite pair sum
 /// >= 0, or `None` (off).
 pub fn check_pairing(threshold: Option<f64>) -> Result<(), SimError> {
-    match threshold {
-        Some(t) if !(t.is_finite() && t >= 0.0) => Err(SimError::Setting {
-            setting: "sts_pairing",
-            rule: "must be a pair sum >= 0 or off",
-            got: t.to_string(),
-        }),
-        _ => Ok(()),
-    }
+    check_setting(
+        threshold,
+        "sts_pairing",
+        "must be a pair sum >= 0 or off",
+        finite_non_negative,
+    )
 }
 
 /// Checks the pairing step's thresholds by GPU type ([`PolicyOptions::sts_pairing_by_type`]):
 /// each a finite pair sum >= 0, each type named once.
 pub fn check_pairing_by_type(thresholds: &[(String, f64)]) -> Result<(), SimError> {
     for (i, (name, sum)) in thresholds.iter().enumerate() {
-        if !(sum.is_finite() && *sum >= 0.0) {
+        if !finite_non_negative(*sum) {
             return Err(SimError::Setting {
                 setting: "sts_pairing_types",
                 rule: "must give each type a pair sum >= 0",
