@@ -75,14 +75,17 @@ pub struct SimulateArgs {
     prices: crate::rounds::Prices,
     /// sts's pairing step: each round the single-GPU jobs are matched per GPU type into pairs
     /// whose measured pair sum r(a|b) + r(b|a) is at least this, and a half GPU is priced beside
-    /// the job's partner (`off`: every half GPU at the median pair). With --units 2 only
-    /// (docs/results.md, "A pairing step").
+    /// the job's partner; an unmatched job gets whole GPUs only (`inf`: no pairs; `off`: every
+    /// half GPU at the median pair). With --units 2 only (docs/results.md, "A pairing step",
+    /// "Pairing thresholds where arrivals go on").
     #[arg(long, value_name = "SUM|off", default_value_t = policies::sts::DEFAULT_PAIRING.to_string())]
     sts_pairing: String,
     /// Thresholds of sts's pairing step for some GPU types in place of --sts-pairing there:
-    /// TYPE=SUM,... (types of the throughputs), or `none`. By default k80=1: on the K80s,
-    /// where the jobs the fast types had no room for run, pairs of sum 1.0-1.3 are matched too
-    /// (docs/results.md, "Pairs on the K80s").
+    /// TYPE=SUM,... (types of the throughputs; SUM a number >= 0 or `inf`, no pairs on that
+    /// type), or `none`. By default k80=1,p100=inf: on the K80s, where the jobs the fast types
+    /// had no room for run, pairs of sum 1.0-1.4 are matched too (docs/results.md, "Pairs on the
+    /// K80s"); the P100s' pairs are weak and single-GPU jobs get whole P100s (docs/results.md,
+    /// "Pairing thresholds where arrivals go on").
     #[arg(long, value_name = "TYPE=SUM,...|none", default_value_t = default_pairing_types())]
     sts_pairing_types: String,
     /// sts's second stage: after the round problem chooses who runs, where the chosen jobs run
@@ -300,7 +303,8 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         WeightsArg::AttainedGpu => policies::sts::Weights::AttainedGpu,
     };
     options.sts_prices = args.prices == crate::rounds::Prices::Lp;
-    options.sts_pairing = number_or_off(&args.sts_pairing, "--sts-pairing", "a pair sum >= 0")?;
+    options.sts_pairing =
+        number_or_off(&args.sts_pairing, "--sts-pairing", "a pair sum >= 0, inf")?;
     options.sts_pairing_by_type = pairing_types(&args.sts_pairing_types, table.workers())?;
     options.sts_second_stage = number_or_off(
         &args.sts_second_stage,

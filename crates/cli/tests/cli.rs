@@ -680,6 +680,10 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
             "\"k80\" is not TYPE=SUM",
         ),
         (&["--sts-pairing-types", "k80=x"][..], "--sts-pairing-types"),
+        (
+            &["--sts-pairing-types", "p100=-inf"][..],
+            "--sts-pairing-types",
+        ),
         (&["--sts-pairing-types", ""][..], "--sts-pairing-types"),
         (&["--sts-crowding=-1"][..], "--sts-crowding"),
         (&["--sts-crowding", "inf"][..], "--sts-crowding"),

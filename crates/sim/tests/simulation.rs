@@ -377,7 +377,7 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let mut off = PolicyOptions::default();
-    assert_eq!(off.sts_pairing, Some(1.3));
+    assert_eq!(off.sts_pairing, Some(1.4));
     off.sts_pairing = None;
     defaults_differ_from(&table, &jobs, &off, "pairing step");
     // Quarter GPUs: the step does not apply, the run is the one without it.
@@ -391,37 +391,46 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     );
 }
 
-/// sts's pairing step has its own threshold on the K80s by default (1.0): on a crowded run it
-/// changes the schedule; an override equal to the general threshold, or for a type the cluster
-/// lacks, is the run without overrides.
+/// sts's pairing step has its own thresholds on the K80s (1.0) and the P100s (infinite: no
+/// pairs) by default: on a crowded run each changes the schedule; an override equal to the
+/// general threshold, or for a type the cluster lacks, is the run without overrides.
 #[test]
-fn sts_pairing_threshold_by_type_defaults_to_k80_at_one() {
+fn sts_pairing_thresholds_by_type_default_to_k80_at_one_and_whole_p100s() {
     let table = table();
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let mut none = PolicyOptions::default();
-    assert_eq!(none.sts_pairing_by_type, vec![("k80".to_string(), 1.0)]);
+    assert_eq!(
+        none.sts_pairing_by_type,
+        vec![
+            ("k80".to_string(), 1.0),
+            ("p100".to_string(), f64::INFINITY)
+        ]
+    );
     none.sts_pairing_by_type.clear();
-    defaults_differ_from(&table, &jobs, &none, "K80s' pairing threshold");
+    defaults_differ_from(&table, &jobs, &none, "K80s' and P100s' pairing thresholds");
+    let run_of = |cluster: &str, options: &PolicyOptions| {
+        run_with(&table, cluster, &jobs, "sts", &config, options).jobs
+    };
     let mut same = none.clone();
-    same.sts_pairing_by_type = vec![("k80".to_string(), 1.3)];
-    assert_eq!(
-        run_with(&table, CROWDED, &jobs, "sts", &config, &same).jobs,
-        run_with(&table, CROWDED, &jobs, "sts", &config, &none).jobs
-    );
-    let fast = "v100=3,p100=3";
-    assert_eq!(
-        run_with(
-            &table,
-            fast,
-            &jobs,
-            "sts",
-            &config,
-            &PolicyOptions::default()
-        )
-        .jobs,
-        run_with(&table, fast, &jobs, "sts", &config, &none).jobs
-    );
+    same.sts_pairing_by_type = vec![
+        ("k80".to_string(), none.sts_pairing.unwrap_or(0.0)),
+        ("p100".to_string(), none.sts_pairing.unwrap_or(0.0)),
+    ];
+    assert_eq!(run_of(CROWDED, &same), run_of(CROWDED, &none));
+    // Each default override on its own changes the crowded run.
+    for (name, sum) in [("k80", 1.0), ("p100", f64::INFINITY)] {
+        let mut one = none.clone();
+        one.sts_pairing_by_type = vec![(name.to_string(), sum)];
+        assert_ne!(
+            run_of(CROWDED, &one),
+            run_of(CROWDED, &none),
+            "{name}={sum}"
+        );
+    }
+    // Without K80s and P100s the overrides have nothing to act on.
+    let fast = "v100=6";
+    assert_eq!(run_of(fast, &PolicyOptions::default()), run_of(fast, &none));
 }
 
 /// sts's attained-service weights apply only in crowded rounds by default (1.5 times the

@@ -70,16 +70,18 @@ pub struct PolicyOptions {
     pub sts_prices: bool,
     /// The pairing step of `sts` (`sts` module docs): each round the active single-GPU jobs are
     /// matched per GPU type into pairs whose measured pair sum `r(a|b) + r(b|a)` is at least
-    /// this, and a half GPU is priced beside the job's partner. By default
-    /// `Some(`[`sts::DEFAULT_PAIRING`]`)` (1.3), chosen by measurement (docs/results.md, "A
-    /// pairing step"); `None` prices every half GPU at the median pair. Applies to
-    /// `sts_units == 2` only.
+    /// this, and a half GPU is priced beside the job's partner; an unmatched job gets whole
+    /// GPUs only (so an infinite threshold means no half GPUs). By default
+    /// `Some(`[`sts::DEFAULT_PAIRING`]`)` (1.4), chosen by measurement (docs/results.md, "A
+    /// pairing step", "Pairing thresholds where arrivals go on"); `None` prices every half GPU
+    /// at the median pair. Applies to `sts_units == 2` only.
     pub sts_pairing: Option<f64>,
     /// Per GPU type thresholds of the pairing step, by type name, in place of
     /// [`PolicyOptions::sts_pairing`] on that type (when the step is on; a type the cluster
-    /// lacks is ignored). By default [`sts::DEFAULT_PAIRING_BY_TYPE`] (`k80` at 1.0: the slow
-    /// type's pairs of sum 1.0-1.3 are matched too), chosen by measurement (docs/results.md,
-    /// "Pairs on the K80s").
+    /// lacks is ignored; infinite: no pairs, whole GPUs only on that type). By default
+    /// [`sts::DEFAULT_PAIRING_BY_TYPE`] (`k80` at 1.0: the slow type's pairs of sum 1.0-1.4 are
+    /// matched too; `p100` infinite: whole P100s only), chosen by measurement (docs/results.md,
+    /// "Pairs on the K80s", "Pairing thresholds where arrivals go on").
     pub sts_pairing_by_type: Vec<(String, f64)>,
     /// The second stage of `sts`'s round scheduler (`stsfair::RoundScheduler::with_second_stage`):
     /// after the round problem chooses who runs with the jobs' weights, where the chosen jobs run
