@@ -412,14 +412,12 @@ fn sts_pairing_thresholds_by_type_default_to_k80_at_one_and_whole_p100s() {
     let run_of = |cluster: &str, options: &PolicyOptions| {
         run_with(&table, cluster, &jobs, "sts", &config, options).jobs
     };
+    let general = policies::sts::DEFAULT_PAIRING;
     let mut same = none.clone();
-    same.sts_pairing_by_type = vec![
-        ("k80".to_string(), none.sts_pairing.unwrap_or(0.0)),
-        ("p100".to_string(), none.sts_pairing.unwrap_or(0.0)),
-    ];
+    same.sts_pairing_by_type = vec![("k80".to_string(), general), ("p100".to_string(), general)];
     assert_eq!(run_of(CROWDED, &same), run_of(CROWDED, &none));
     // Each default override on its own changes the crowded run.
-    for (name, sum) in [("k80", 1.0), ("p100", f64::INFINITY)] {
+    for &(name, sum) in policies::sts::DEFAULT_PAIRING_BY_TYPE {
         let mut one = none.clone();
         one.sts_pairing_by_type = vec![(name.to_string(), sum)];
         assert_ne!(

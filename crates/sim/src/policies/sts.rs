@@ -343,6 +343,11 @@ pub fn greedy_pairs(
     threshold: f64,
     ratios: impl Fn(usize, usize) -> Option<(f64, f64)>,
 ) -> Vec<(usize, usize, f64, f64)> {
+    // Measured ratios are finite, so no pair reaches an infinite threshold (the P100s' default):
+    // skip the O(n^2) lookups that every round would otherwise spend on it.
+    if threshold == f64::INFINITY {
+        return Vec::new();
+    }
     let mut candidates: Vec<(f64, usize, usize, f64, f64)> = Vec::new();
     for (x, &a) in jobs.iter().enumerate() {
         for (y, &b) in jobs.iter().enumerate().skip(x + 1) {
