@@ -70,6 +70,13 @@ pub struct SimulateArgs {
     /// How sts weights jobs: `attained` (the default: least attained service first, as Tiresias: w = weight / (1 + hours of service received), a distributed job's counted once, recomputed every round), `attained-gpu` (the same with GPU-hours, every worker counted: Tiresias's two-dimensional attained service, the default until the twenty-second session) or `trace` (the trace's priority weights: equal shares, as Gavel's policies).
     #[arg(long, value_enum, default_value_t = WeightsArg::Attained)]
     sts_weights: WeightsArg,
+    /// How a distributed job's sts weight grows with its workers d: it weighs d^P times a
+    /// one-worker job, P in [0, 1]. 0: one weight a job (the rule until the twenty-seventh
+    /// session); 1: the same share of time for every job, as Gavel's max-min fairness, and a GPU
+    /// worth as much in a job of any size; 0.5 by default (docs/results.md, "Weights that count
+    /// the workers").
+    #[arg(long, value_name = "P", default_value_t = policies::sts::DEFAULT_SIZE_EXPONENT)]
+    sts_size_exponent: f64,
     /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
     #[arg(long, value_enum, default_value_t = crate::rounds::Prices::Off)]
     prices: crate::rounds::Prices,
@@ -94,10 +101,10 @@ pub struct SimulateArgs {
     /// problem's own choice; docs/rounds.md, "Who runs, then where").
     #[arg(long, value_name = "EXPONENT|off", default_value_t = policies::sts::DEFAULT_SECOND_STAGE.to_string())]
     sts_second_stage: String,
-    /// When sts's attained-service weights apply: only in rounds where the active jobs ask for
-    /// more than RATIO times the cluster's GPUs; in other rounds every job has its trace weight
-    /// (equal shares); 1.5 by default. `off`: every round, the rule until the twenty-fourth
-    /// session (docs/results.md, "Arrivals that do not stop").
+    /// When sts's attained-service weights apply: only in rounds where the active jobs are more
+    /// than RATIO times the cluster's GPUs (jobs counted, not their workers); in other rounds
+    /// every job has its trace weight (equal shares); 1.5 by default. `off`: every round, the
+    /// rule until the twenty-fourth session (docs/results.md, "Arrivals that do not stop").
     #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
@@ -302,6 +309,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         WeightsArg::Attained => policies::sts::Weights::Attained,
         WeightsArg::AttainedGpu => policies::sts::Weights::AttainedGpu,
     };
+    options.sts_size_exponent = args.sts_size_exponent;
     options.sts_prices = args.prices == crate::rounds::Prices::Lp;
     options.sts_pairing =
         number_or_off(&args.sts_pairing, "--sts-pairing", "a pair sum >= 0, inf")?;
@@ -318,6 +326,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     policies::sts::check_pairing_by_type(&options.sts_pairing_by_type).map_err(flag_error)?;
     policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
     policies::sts::check_crowding(options.sts_crowding).map_err(flag_error)?;
+    policies::sts::check_size_exponent(options.sts_size_exponent).map_err(flag_error)?;
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()
             .into_iter()

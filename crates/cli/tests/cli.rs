@@ -646,6 +646,18 @@ fn simulate_passes_sts_fairness_parameters() {
     }
 }
 
+/// `--sts-size-exponent` takes an exponent in [0, 1] (0.5 by default); on single-GPU jobs, whose
+/// factor is 1 whatever the exponent, every one gives the default run.
+#[test]
+fn simulate_takes_sts_size_exponent() {
+    let (_, _, default) = simulate(&["--policy", "sts"]);
+    for p in ["0", "0.5", "1"] {
+        let (code, stderr, rows) = simulate(&["--policy", "sts", "--sts-size-exponent", p]);
+        assert_eq!(code, 0, "{p}: {stderr}");
+        assert_eq!(rows, default, "{p}");
+    }
+}
+
 #[test]
 fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
     for (bad, flag) in [
@@ -688,6 +700,10 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         (&["--sts-crowding=-1"][..], "--sts-crowding"),
         (&["--sts-crowding", "inf"][..], "--sts-crowding"),
         (&["--sts-crowding", "many"][..], "--sts-crowding"),
+        (&["--sts-size-exponent", "1.5"][..], "--sts-size-exponent"),
+        (&["--sts-size-exponent=-1"][..], "--sts-size-exponent"),
+        (&["--sts-size-exponent", "nan"][..], "--sts-size-exponent"),
+        (&["--sts-size-exponent", "half"][..], "--sts-size-exponent"),
     ] {
         let (code, stderr, rows) = simulate(&[&["--policy", "sts"][..], bad].concat());
         assert_eq!(code, 2, "{bad:?}: {stderr}");

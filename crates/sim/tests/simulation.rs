@@ -525,6 +525,71 @@ fn sts_attained_service_counts_distributed_jobs_once() {
     assert_ne!(once.jobs, per_gpu.jobs, "counting GPU time changed nothing");
 }
 
+/// sts weights a distributed job by the square root of its workers by default: on single-GPU
+/// jobs that is the same schedule as one weight a job (exponent 0; every factor is 1), on a
+/// multi-GPU mix another one, and exponent 1 a third, with equal weights as well as with
+/// attained service.
+#[test]
+fn sts_weights_count_the_workers_by_default() {
+    let table = table();
+    let config = SimConfig::default();
+    let cluster = "v100=8,p100=8,k80=8";
+    let defaults = PolicyOptions::default();
+    assert_eq!(defaults.sts_size_exponent, 0.5);
+    let mut one = defaults.clone();
+    one.sts_size_exponent = 0.0;
+    let single = generated(&table, 40, 12.0, 3);
+    assert_eq!(
+        run_with(&table, cluster, &single, "sts", &config, &defaults).jobs,
+        run_with(&table, cluster, &single, "sts", &config, &one).jobs
+    );
+    let spec = WorkloadSpec {
+        jobs: 60,
+        rate: 12.0,
+        seed: 3,
+        multi_gpu: true,
+        reference: "v100".into(),
+    };
+    let multi = workload::generate(&spec, &table).unwrap();
+    assert!(
+        multi.iter().any(|j| j.scale_factor > 1),
+        "no distributed job"
+    );
+    for weights in [
+        policies::sts::Weights::Attained,
+        policies::sts::Weights::Trace,
+    ] {
+        let mut runs = Vec::new();
+        for p in [0.0, 0.5, 1.0] {
+            let mut options = defaults.clone();
+            options.sts_weights = weights;
+            options.sts_size_exponent = p;
+            let run = run_with(&table, cluster, &multi, "sts", &config, &options);
+            sane(&run, config.lambda);
+            runs.push(run.jobs);
+        }
+        assert_ne!(
+            runs[0], runs[1],
+            "{weights:?}: exponents 0 and 0.5 gave one schedule"
+        );
+        assert_ne!(
+            runs[1], runs[2],
+            "{weights:?}: exponents 0.5 and 1 gave one schedule"
+        );
+    }
+    // Crowding counts jobs, not their GPUs: 30 jobs never outnumber 1.5 times the 24 GPUs, so
+    // the attained-service weights never apply, however many GPUs the jobs ask for.
+    let few = &multi[..30];
+    let demand: u32 = few.iter().map(|j| j.scale_factor).sum();
+    assert!(demand > 36, "the jobs ask for {demand} GPUs");
+    let mut trace = defaults.clone();
+    trace.sts_weights = policies::sts::Weights::Trace;
+    assert_eq!(
+        run_with(&table, cluster, few, "sts", &config, &defaults).jobs,
+        run_with(&table, cluster, few, "sts", &config, &trace).jobs
+    );
+}
+
 /// Gavel's single-GPU job types (its `JobTable`), the range of `reference_models`.
 fn single_gpu_types(table: &ThroughputTable) -> usize {
     table

@@ -63,6 +63,13 @@ pub struct PolicyOptions {
     pub sts_slot_rule: SlotRule,
     /// How `sts` weights jobs (their shares and the value of their options).
     pub sts_weights: sts::Weights,
+    /// How a distributed job's weight in `sts` grows with its workers d_j: it weighs d_j raised
+    /// to this exponent in [0, 1] times a one-worker job ([`sts::job_weight`]). 0: one weight a
+    /// job, the rule until the twenty-seventh session; 1: the same share of time for every job,
+    /// as Gavel's max-min fairness, and a GPU worth as much in a job of any size. By default
+    /// [`sts::DEFAULT_SIZE_EXPONENT`] (0.5), chosen by measurement (docs/results.md, "Weights
+    /// that count the workers").
+    pub sts_size_exponent: f64,
     /// Whether `sts` prices the fairness service of forced jobs with the long-run LP's duals
     /// (`stsfair::bound::LongRunPrices`, recomputed every round the jobs or weights change;
     /// needs the feature `highs`). Off by default in the simulation: docs/results.md has what
@@ -91,9 +98,10 @@ pub struct PolicyOptions {
     /// "Work per busy GPU").
     pub sts_second_stage: Option<f64>,
     /// When `sts`'s attained-service weights apply ([`sts::Weights::Attained`] and
-    /// [`sts::Weights::AttainedGpu`]): only in rounds where the active jobs ask for more than
-    /// this many times the cluster's GPUs (their workers summed); in other rounds every job has
-    /// its trace weight (equal shares). By default `Some(`[`sts::DEFAULT_CROWDING`]`)` (1.5);
+    /// [`sts::Weights::AttainedGpu`]): only in rounds where the active jobs are more than this
+    /// many times the cluster's GPUs (jobs counted, not their workers: since the twenty-seventh
+    /// session, docs/results.md, "Weights that count the workers"); in other rounds every job
+    /// has its trace weight (equal shares). By default `Some(`[`sts::DEFAULT_CROWDING`]`)` (1.5);
     /// `None`: every round, the rule until the twenty-fourth session. Least attained service
     /// finishes short jobs first when the cluster is oversubscribed, but where jobs keep
     /// arriving it holds the long ones back until the cluster clogs (docs/results.md,
@@ -170,6 +178,7 @@ impl Default for PolicyOptions {
             sts_fairness: Fairness::default(),
             sts_slot_rule: SlotRule::default(),
             sts_weights: sts::Weights::default(),
+            sts_size_exponent: sts::DEFAULT_SIZE_EXPONENT,
             sts_prices: false,
             sts_pairing: Some(sts::DEFAULT_PAIRING),
             sts_pairing_by_type: sts::DEFAULT_PAIRING_BY_TYPE
