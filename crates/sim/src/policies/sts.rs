@@ -49,12 +49,12 @@
 //! Least attained service finishes the short jobs first when many more jobs wait than run, but
 //! where jobs keep arriving it gives the old jobs a vanishing share, parks them on slow GPUs
 //! and lets the cluster clog (docs/results.md, "Arrivals that do not stop"). The jobs are
-//! counted, not the GPUs they ask for (the rule until the twenty-seventh session): with
+//! counted, not the GPUs they ask for (counted until the twenty-seventh session): with
 //! multi-GPU jobs arriving at 2.6 jobs/h the GPUs asked for exceeded 1.5 times the cluster in
-//! most rounds, and on one seed in six the old jobs starved (a single-GPU job of the window
-//! waited 1,795 h, a makespan of 3,526 h against gavel-mmf-ss's 3,038 h; counting jobs:
-//! 804 h; docs/results.md, "Weights that count the workers"). On single-GPU jobs the two
-//! counts are the same.
+//! most rounds, and on one seed in six the old jobs starved (with size exponent 1, below: a
+//! single-GPU job of the window waited 1,795 h, a makespan of 3,526 h against gavel-mmf-ss's
+//! 3,038 h; counting jobs: 804 h; docs/results.md, "Weights that count the workers"). On
+//! single-GPU jobs the two counts are the same.
 //!
 //! **Weights that count the workers** ([`PolicyOptions::sts_size_exponent`], 0.5 by default).
 //! A job of d_j workers weighs d_j^0.5 times a one-worker job ([`job_weight`]). With one weight
