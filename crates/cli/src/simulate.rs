@@ -22,6 +22,13 @@ enum WeightsArg {
     AttainedGpu,
 }
 
+/// `--sts-crowding-hold`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
 #[derive(Args)]
 pub struct SimulateArgs {
     /// Gavel throughputs file (simulation_throughputs.json; default: the measured data bundled
@@ -107,6 +114,12 @@ pub struct SimulateArgs {
     /// rule until the twenty-fourth session (docs/results.md, "Arrivals that do not stop").
     #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,
+    /// Whether sts's attained-service weights, after a crowded round, stay on until the next
+    /// job arrives however few jobs are left (a crowded cluster that nothing enters is draining
+    /// its backlog); `off`: the rule until the twenty-eighth session (docs/results.md, "Held
+    /// until the next arrival").
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
+    sts_crowding_hold: OnOff,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -320,6 +333,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         "an exponent in [0, 1]",
     )?;
     options.sts_crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
+    options.sts_crowding_hold = args.sts_crowding_hold == OnOff::On;
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;

@@ -658,6 +658,20 @@ fn simulate_takes_sts_size_exponent() {
     }
 }
 
+/// `--sts-crowding-hold` is on by default; off gives another schedule on this crowded run
+/// whose arrivals stop.
+#[test]
+fn simulate_takes_sts_crowding_hold() {
+    let (_, _, default) = simulate(&["--policy", "sts"]);
+    let (code, stderr, on) = simulate(&["--policy", "sts", "--sts-crowding-hold", "on"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(on, default);
+    let (code, stderr, off) = simulate(&["--policy", "sts", "--sts-crowding-hold", "off"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(off.len(), 1);
+    assert_ne!(off, default);
+}
+
 #[test]
 fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
     for (bad, flag) in [
@@ -700,6 +714,8 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         (&["--sts-crowding=-1"][..], "--sts-crowding"),
         (&["--sts-crowding", "inf"][..], "--sts-crowding"),
         (&["--sts-crowding", "many"][..], "--sts-crowding"),
+        (&["--sts-crowding-hold", "yes"][..], "--sts-crowding-hold"),
+        (&["--sts-crowding-hold", ""][..], "--sts-crowding-hold"),
         (&["--sts-size-exponent", "1.5"][..], "--sts-size-exponent"),
         (&["--sts-size-exponent=-1"][..], "--sts-size-exponent"),
         (&["--sts-size-exponent", "nan"][..], "--sts-size-exponent"),

@@ -466,6 +466,33 @@ fn sts_attained_service_applies_when_crowded() {
     );
 }
 
+/// sts holds its attained-service weights after a crowded round until the next arrival by
+/// default: on a crowded run whose arrivals stop, the drain differs from the run without the
+/// hold; where attained service applies in every round (`None`), or in none, the hold changes
+/// nothing.
+#[test]
+fn sts_attained_service_holds_until_the_next_arrival() {
+    let table = table();
+    let jobs = generated(&table, 60, 12.0, 2);
+    let config = SimConfig::default();
+    let defaults = PolicyOptions::default();
+    assert!(defaults.sts_crowding_hold);
+    let mut off = defaults.clone();
+    off.sts_crowding_hold = false;
+    defaults_differ_from(&table, &jobs, &off, "hold until the next arrival");
+    for ratio in [None, Some(1e9)] {
+        let mut held = defaults.clone();
+        held.sts_crowding = ratio;
+        let mut plain = held.clone();
+        plain.sts_crowding_hold = false;
+        assert_eq!(
+            run_with(&table, CROWDED, &jobs, "sts", &config, &held).jobs,
+            run_with(&table, CROWDED, &jobs, "sts", &config, &plain).jobs,
+            "{ratio:?}"
+        );
+    }
+}
+
 /// sts's second stage is on by default (exponent 0.5): on a crowded run on three GPU types it
 /// changes where jobs run, the runs stay sane and deterministic, and with trace weights (all
 /// equal, so that both stages value every option alike) it changes nothing.
