@@ -109,8 +109,9 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "EXPONENT|off", default_value_t = policies::sts::DEFAULT_SECOND_STAGE.to_string())]
     sts_second_stage: String,
     /// When sts's attained-service weights apply: only in rounds where the active jobs are more
-    /// than RATIO times the cluster's GPUs (jobs counted, not their workers); in other rounds
-    /// every job has its trace weight (equal shares); 1.5 by default. `off`: every round, the
+    /// than RATIO times the cluster's GPUs (jobs counted, not their workers), and after such a
+    /// round until the next arrival (`--sts-crowding-hold`); in other rounds every job has its
+    /// trace weight (equal shares); 1.5 by default. `off`: every round, the
     /// rule until the twenty-fourth session (docs/results.md, "Arrivals that do not stop").
     #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,

@@ -101,8 +101,9 @@ pub struct PolicyOptions {
     /// [`sts::Weights::AttainedGpu`]): only in rounds where the active jobs are more than this
     /// many times the cluster's GPUs (jobs counted, not their workers: since the twenty-seventh
     /// session, docs/results.md, "Weights that count the workers"); in other rounds every job
-    /// has its trace weight (equal shares). By default `Some(`[`sts::DEFAULT_CROWDING`]`)` (1.5);
-    /// `None`: every round, the rule until the twenty-fourth session. Least attained service
+    /// has its trace weight (equal shares), except in the rounds after a crowded one until
+    /// the next arrival ([`PolicyOptions::sts_crowding_hold`]). By default
+    /// `Some(`[`sts::DEFAULT_CROWDING`]`)` (1.5); `None`: every round, the rule until the twenty-fourth session. Least attained service
     /// finishes short jobs first when the cluster is oversubscribed, but where jobs keep
     /// arriving it holds the long ones back until the cluster clogs (docs/results.md,
     /// "Arrivals that do not stop").

@@ -127,9 +127,10 @@ pub enum Weights {
     /// cluster emptied, and made the multi-GPU mix's makespan at 2.6 jobs/h longer than
     /// gavel-mmf-ss's on 5 of 12 seeds (none since; the makespan 8.7% shorter on the mean:
     /// docs/results.md, "Attained service per job"). Since the twenty-fourth session these
-    /// weights apply only in crowded rounds ([`PolicyOptions::sts_crowding`]): measured as
-    /// Gavel does, with jobs arriving until the window is done, applying them in every round
-    /// lost to gavel-mmf-ss. Since the twenty-seventh session the weight is also multiplied by
+    /// weights apply only in crowded rounds ([`PolicyOptions::sts_crowding`]; since the
+    /// twenty-eighth, until the next arrival after one, [`PolicyOptions::sts_crowding_hold`]):
+    /// measured as Gavel does, with jobs arriving until the window is done, applying them in
+    /// every round lost to gavel-mmf-ss. Since the twenty-seventh session the weight is also multiplied by
     /// the square root of the job's workers ([`job_weight`]): with one-job weights a
     /// distributed job's value per GPU was `w_j / d_j`, and where multi-GPU jobs keep arriving
     /// the 8-GPU jobs queued until the cluster clogged.
