@@ -1061,6 +1061,34 @@ mod weights_and_pairing_tests {
         assert!(!never.applies(1000, 10));
     }
 
+    proptest! {
+        /// Against a replay of the rule on the whole history: without the hold the weights
+        /// apply exactly in crowded rounds; with it, also in a round that no arrival separates
+        /// from an earlier crowded round, and in no other.
+        #[test]
+        fn hold_applies_exactly_after_a_crowded_round_without_arrivals(
+            rounds in proptest::collection::vec((0usize..40, proptest::bool::ANY), 1..60),
+            gpus in 1u64..20,
+            ratio in 0.0f64..3.0,
+        ) {
+            let mut held = Crowding::new(Some(ratio), true);
+            let mut plain = Crowding::new(Some(ratio), false);
+            let crowded = |active: usize| active as f64 > ratio * gpus as f64;
+            for (i, &(active, arrived)) in rounds.iter().enumerate() {
+                if arrived {
+                    held.job_arrived();
+                    plain.job_arrived();
+                }
+                prop_assert_eq!(plain.applies(active, gpus), crowded(active));
+                // The latest round at or before i that an arrival precedes, and a crowded round
+                // from there to i (an arrival before round k comes before round k's plan).
+                let since = (0..=i).rev().find(|&k| rounds[k].1).unwrap_or(0);
+                let expected = rounds[since..=i].iter().any(|&(a, _)| crowded(a));
+                prop_assert_eq!(held.applies(active, gpus), expected, "round {}", i);
+            }
+        }
+    }
+
     #[test]
     fn crowding_is_validated() {
         for good in [None, Some(0.0), Some(DEFAULT_CROWDING), Some(1e9)] {
