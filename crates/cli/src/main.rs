@@ -79,8 +79,9 @@ enum Command {
     Verify(solve::VerifyArgs),
     /// Run the fair round mechanism for R rounds on an instance (times taken as realized).
     Rounds(rounds::RoundsArgs),
+    // Boxed: its many policy flags make it several times the size of the other commands.
     /// Simulate scheduling policies on a generated workload or a replayed Gavel trace.
-    Simulate(simulate::SimulateArgs),
+    Simulate(Box<simulate::SimulateArgs>),
     /// Generate a seeded synthetic or Gavel-derived instance.
     Gen(r#gen::GenArgs),
     /// Evaluate the co-location predictor on held-out measured pairs.
@@ -151,7 +152,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => solve::validate(a),
         Command::Solve(a) => solve::solve(a),
         Command::Verify(a) => solve::verify(a),
-        Command::Simulate(a) => simulate::simulate(a),
+        Command::Simulate(a) => simulate::simulate(*a),
         Command::Rounds(a) => rounds::rounds(a),
         Command::Gen(a) => r#gen::gen_instance(a),
         Command::PredictEval(a) => predict::predict_eval(a),

@@ -121,6 +121,12 @@ pub struct SimulateArgs {
     /// until the next arrival").
     #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
     sts_crowding_hold: OnOff,
+    /// sts's starvation promotion: where the attained-service weights apply, a job whose age
+    /// less its attained service is more than K times its attained service is weighted as a
+    /// new job until it runs again (after Tiresias); 10 by default, `off`: the rule until the
+    /// twenty-eighth session (docs/results.md, "Starvation promotion past saturation").
+    #[arg(long, value_name = "K|off", default_value_t = policies::sts::DEFAULT_PROMOTION.to_string())]
+    sts_promotion: String,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -335,12 +341,14 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     )?;
     options.sts_crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
     options.sts_crowding_hold = args.sts_crowding_hold == OnOff::On;
+    options.sts_promotion = number_or_off(&args.sts_promotion, "--sts-promotion", "a factor >= 0")?;
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
     policies::sts::check_pairing_by_type(&options.sts_pairing_by_type).map_err(flag_error)?;
     policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
     policies::sts::check_crowding(options.sts_crowding).map_err(flag_error)?;
+    policies::sts::check_promotion(options.sts_promotion).map_err(flag_error)?;
     policies::sts::check_size_exponent(options.sts_size_exponent).map_err(flag_error)?;
     let names: Vec<String> = if args.policy == "all" {
         policies::policy_names()

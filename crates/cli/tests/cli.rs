@@ -672,6 +672,20 @@ fn simulate_takes_sts_crowding_hold() {
     assert_ne!(off, default);
 }
 
+/// `--sts-promotion` is 10 by default, and takes a factor or `off`.
+#[test]
+fn simulate_takes_sts_promotion() {
+    let (_, _, default) = simulate(&["--policy", "sts"]);
+    for k in ["10", "off", "0", "4"] {
+        let (code, stderr, rows) = simulate(&["--policy", "sts", "--sts-promotion", k]);
+        assert_eq!(code, 0, "{k}: {stderr}");
+        assert_eq!(rows.len(), 1, "{k}");
+        if k == "10" {
+            assert_eq!(rows, default);
+        }
+    }
+}
+
 #[test]
 fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
     for (bad, flag) in [
@@ -715,6 +729,9 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         (&["--sts-crowding", "inf"][..], "--sts-crowding"),
         (&["--sts-crowding", "many"][..], "--sts-crowding"),
         (&["--sts-crowding-hold", "yes"][..], "--sts-crowding-hold"),
+        (&["--sts-promotion=-1"][..], "--sts-promotion"),
+        (&["--sts-promotion", "inf"][..], "--sts-promotion"),
+        (&["--sts-promotion", "ten"][..], "--sts-promotion"),
         (&["--sts-crowding-hold", ""][..], "--sts-crowding-hold"),
         (&["--sts-size-exponent", "1.5"][..], "--sts-size-exponent"),
         (&["--sts-size-exponent=-1"][..], "--sts-size-exponent"),

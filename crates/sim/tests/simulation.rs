@@ -493,6 +493,32 @@ fn sts_attained_service_holds_until_the_next_arrival() {
     }
 }
 
+/// sts's starvation promotion is on by default (factor 10): on a run crowded in every round
+/// (attained service always on) with arrivals far past the cluster's capacity, it changes the
+/// schedule; a factor no job reaches is the run without it.
+#[test]
+fn sts_promotes_starved_jobs_by_default() {
+    let table = table();
+    let jobs = generated(&table, 80, 30.0, 4);
+    let config = SimConfig::default();
+    let mut always = PolicyOptions::default();
+    assert_eq!(always.sts_promotion, Some(10.0));
+    always.sts_crowding = None;
+    let mut off = always.clone();
+    off.sts_promotion = None;
+    let on = run_with(&table, CROWDED, &jobs, "sts", &config, &always);
+    sane(&on, config.lambda);
+    let without = run_with(&table, CROWDED, &jobs, "sts", &config, &off);
+    sane(&without, config.lambda);
+    assert_ne!(on.jobs, without.jobs, "the promotion changed nothing");
+    let mut unreached = always.clone();
+    unreached.sts_promotion = Some(1e12);
+    assert_eq!(
+        run_with(&table, CROWDED, &jobs, "sts", &config, &unreached).jobs,
+        without.jobs
+    );
+}
+
 /// sts's second stage is on by default (exponent 0.5): on a crowded run on three GPU types it
 /// changes where jobs run, the runs stay sane and deterministic, and with trace weights (all
 /// equal, so that both stages value every option alike) it changes nothing.

@@ -115,6 +115,13 @@ pub struct PolicyOptions {
     /// overload of issue 14 a lower JCT on six seeds of six and a shorter makespan on five);
     /// `false` is the rule until the twenty-eighth session.
     pub sts_crowding_hold: bool,
+    /// `sts`'s starvation promotion: where its attained-service weights apply, a job whose age
+    /// less its attained service is more than this many times its attained service is weighted
+    /// as a job that has not run yet ([`sts::attained_for_weight`]). By default
+    /// `Some(`[`sts::DEFAULT_PROMOTION`]`)` (10); `None`: off, the rule until the twenty-eighth
+    /// session. Chosen by measurement (docs/results.md, "Starvation promotion past
+    /// saturation").
+    pub sts_promotion: Option<f64>,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
     /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
@@ -196,6 +203,7 @@ impl Default for PolicyOptions {
             sts_second_stage: Some(sts::DEFAULT_SECOND_STAGE),
             sts_crowding: Some(sts::DEFAULT_CROWDING),
             sts_crowding_hold: true,
+            sts_promotion: Some(sts::DEFAULT_PROMOTION),
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,
         }
