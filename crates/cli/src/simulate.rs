@@ -123,7 +123,7 @@ pub struct SimulateArgs {
     sts_crowding_hold: OnOff,
     /// sts's starvation promotion: where the attained-service weights apply, a job whose age
     /// less its attained service is more than K times its attained service is weighted as a
-    /// new job until it runs again (after Tiresias); 10 by default, `off`: the rule until the
+    /// new job until it runs again (after Tiresias); 4 by default, `off`: the rule until the
     /// twenty-eighth session (docs/results.md, "Starvation promotion past saturation").
     #[arg(long, value_name = "K|off", default_value_t = policies::sts::DEFAULT_PROMOTION.to_string())]
     sts_promotion: String,

@@ -672,15 +672,15 @@ fn simulate_takes_sts_crowding_hold() {
     assert_ne!(off, default);
 }
 
-/// `--sts-promotion` is 10 by default, and takes a factor or `off`.
+/// `--sts-promotion` is 4 by default, and takes a factor or `off`.
 #[test]
 fn simulate_takes_sts_promotion() {
     let (_, _, default) = simulate(&["--policy", "sts"]);
-    for k in ["10", "off", "0", "4"] {
+    for k in ["4", "off", "0", "10"] {
         let (code, stderr, rows) = simulate(&["--policy", "sts", "--sts-promotion", k]);
         assert_eq!(code, 0, "{k}: {stderr}");
         assert_eq!(rows.len(), 1, "{k}");
-        if k == "10" {
+        if k == "4" {
             assert_eq!(rows, default);
         }
     }

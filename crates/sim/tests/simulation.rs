@@ -493,7 +493,7 @@ fn sts_attained_service_holds_until_the_next_arrival() {
     }
 }
 
-/// sts's starvation promotion is on by default (factor 10): on a run crowded in every round
+/// sts's starvation promotion is on by default (factor 4): on a run crowded in every round
 /// (attained service always on) with arrivals far past the cluster's capacity, it changes the
 /// schedule; a factor no job reaches is the run without it.
 #[test]
@@ -502,7 +502,7 @@ fn sts_promotes_starved_jobs_by_default() {
     let jobs = generated(&table, 80, 30.0, 4);
     let config = SimConfig::default();
     let mut always = PolicyOptions::default();
-    assert_eq!(always.sts_promotion, Some(10.0));
+    assert_eq!(always.sts_promotion, Some(4.0));
     always.sts_crowding = None;
     let mut off = always.clone();
     off.sts_promotion = None;

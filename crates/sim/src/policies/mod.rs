@@ -118,7 +118,7 @@ pub struct PolicyOptions {
     /// `sts`'s starvation promotion: where its attained-service weights apply, a job whose age
     /// less its attained service is more than this many times its attained service is weighted
     /// as a job that has not run yet ([`sts::attained_for_weight`]). By default
-    /// `Some(`[`sts::DEFAULT_PROMOTION`]`)` (10); `None`: off, the rule until the twenty-eighth
+    /// `Some(`[`sts::DEFAULT_PROMOTION`]`)` (4); `None`: off, the rule until the twenty-eighth
     /// session. Chosen by measurement (docs/results.md, "Starvation promotion past
     /// saturation").
     pub sts_promotion: Option<f64>,
