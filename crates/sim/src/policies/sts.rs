@@ -413,7 +413,8 @@ pub fn check_crowding(factor: Option<f64>) -> Result<(), SimError> {
 /// past saturation"): past saturation (3.0 multi-GPU jobs/h with arrivals going on) least
 /// attained service held the window's long jobs behind every newer arrival; 4 took the mean
 /// JCT there from 0.588x of gavel-mmf-ss's to 0.836x, 10 to 0.662x, and under the overload of
-/// issue 14 neither moved the mean JCT by more than 0.05%. Smaller factors were not tried.
+/// issue 14 neither moved the mean JCT by more than 0.05%. 2 (measured after) gained more past
+/// saturation on the one seed run but cost 0.8% of JCT under the overload.
 pub const DEFAULT_PROMOTION: f64 = 4.0;
 
 /// Checks the factor of sts's starvation promotion ([`PolicyOptions::sts_promotion`]): a
