@@ -433,7 +433,7 @@ pub fn check_promotion(factor: Option<f64>) -> Result<(), SimError> {
 /// new job's weight) when the time it was not served, its age less its service, is more than
 /// `factor` times its service; its service otherwise, and always with `None`.
 ///
-/// After Tiresias's promotion of starved jobs (Gu et al., NSDI 2019, section 4.2): a job held
+/// After Tiresias's promotion of starved jobs (Gu et al., NSDI 2019): a job held
 /// back long enough returns to the highest priority until it has run again. Here that holds
 /// each job's service at about `1 / (factor + 1)` of its age at least, whenever the cluster can
 /// give it.
