@@ -111,8 +111,8 @@ pub struct SimulateArgs {
     /// When sts's attained-service weights apply: only in rounds where the active jobs are more
     /// than RATIO times the cluster's GPUs (jobs counted, not their workers), and after such a
     /// round until the next arrival (`--sts-crowding-hold`); in other rounds every job has its
-    /// trace weight (equal shares); 1.5 by default. `off`: every round, the
-    /// rule until the twenty-fourth session (docs/results.md, "Arrivals that do not stop").
+    /// trace weight (equal shares); 1.5 by default. `off`: every round, the rule until the
+    /// twenty-fourth session (docs/results.md, "Arrivals that do not stop").
     #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,
     /// Whether sts's attained-service weights, after a crowded round, stay on until the next

@@ -61,6 +61,23 @@ fn generated(table: &ThroughputTable, jobs: usize, rate: f64, seed: u64) -> Vec<
     workload::generate(&spec, table).unwrap()
 }
 
+/// 60 jobs of Gavel's multi-GPU mix at 12 jobs/h (seed 3), with at least one distributed job.
+fn multi_gpu_mix(table: &ThroughputTable) -> Vec<trace::TraceJob> {
+    let spec = WorkloadSpec {
+        jobs: 60,
+        rate: 12.0,
+        seed: 3,
+        multi_gpu: true,
+        reference: "v100".into(),
+    };
+    let multi = workload::generate(&spec, table).unwrap();
+    assert!(
+        multi.iter().any(|j| j.scale_factor > 1),
+        "no distributed job"
+    );
+    multi
+}
+
 const GOOD: &str = "ResNet-18 (batch size 64)\tpython3 main.py --batch_size 64\timage_classification/cifar10\t--num_steps\t1\t1646636\t1\t1\t-1.000000\t0\n\
 A3C\tpython3 main.py --env PongNoFrameskip-v4\trl\t--max-steps\t0\t8000\t1\t1\t-1.000000\t195.668858\n";
 
@@ -559,18 +576,7 @@ fn sts_attained_service_counts_distributed_jobs_once() {
         run_with(&table, cluster, &single, "sts", &config, &defaults).jobs,
         run_with(&table, cluster, &single, "sts", &config, &gpu).jobs
     );
-    let spec = WorkloadSpec {
-        jobs: 60,
-        rate: 12.0,
-        seed: 3,
-        multi_gpu: true,
-        reference: "v100".into(),
-    };
-    let multi = workload::generate(&spec, &table).unwrap();
-    assert!(
-        multi.iter().any(|j| j.scale_factor > 1),
-        "no distributed job"
-    );
+    let multi = multi_gpu_mix(&table);
     let once = run_with(&table, cluster, &multi, "sts", &config, &defaults);
     let per_gpu = run_with(&table, cluster, &multi, "sts", &config, &gpu);
     sane(&once, config.lambda);
@@ -596,18 +602,7 @@ fn sts_weights_count_the_workers_by_default() {
         run_with(&table, cluster, &single, "sts", &config, &defaults).jobs,
         run_with(&table, cluster, &single, "sts", &config, &one).jobs
     );
-    let spec = WorkloadSpec {
-        jobs: 60,
-        rate: 12.0,
-        seed: 3,
-        multi_gpu: true,
-        reference: "v100".into(),
-    };
-    let multi = workload::generate(&spec, &table).unwrap();
-    assert!(
-        multi.iter().any(|j| j.scale_factor > 1),
-        "no distributed job"
-    );
+    let multi = multi_gpu_mix(&table);
     for weights in [
         policies::sts::Weights::Attained,
         policies::sts::Weights::Trace,

@@ -103,10 +103,10 @@ pub struct PolicyOptions {
     /// session, docs/results.md, "Weights that count the workers"); in other rounds every job
     /// has its trace weight (equal shares), except in the rounds after a crowded one until
     /// the next arrival ([`PolicyOptions::sts_crowding_hold`]). By default
-    /// `Some(`[`sts::DEFAULT_CROWDING`]`)` (1.5); `None`: every round, the rule until the twenty-fourth session. Least attained service
-    /// finishes short jobs first when the cluster is oversubscribed, but where jobs keep
-    /// arriving it holds the long ones back until the cluster clogs (docs/results.md,
-    /// "Arrivals that do not stop").
+    /// `Some(`[`sts::DEFAULT_CROWDING`]`)` (1.5); `None`: every round, the rule until the
+    /// twenty-fourth session. Least attained service finishes short jobs first when the cluster
+    /// is oversubscribed, but where jobs keep arriving it holds the long ones back until the
+    /// cluster clogs (docs/results.md, "Arrivals that do not stop").
     pub sts_crowding: Option<f64>,
     /// Whether `sts`'s attained-service weights, once a round is crowded
     /// ([`PolicyOptions::sts_crowding`]), stay on until the next job arrives, however few jobs

@@ -140,8 +140,8 @@ pub enum Weights {
     /// weights apply only in crowded rounds ([`PolicyOptions::sts_crowding`]; since the
     /// twenty-eighth, until the next arrival after one, [`PolicyOptions::sts_crowding_hold`]):
     /// measured as Gavel does, with jobs arriving until the window is done, applying them in
-    /// every round lost to gavel-mmf-ss. Since the twenty-seventh session the weight is also multiplied by
-    /// the square root of the job's workers ([`job_weight`]): with one-job weights a
+    /// every round lost to gavel-mmf-ss. Since the twenty-seventh session the weight is also
+    /// multiplied by the square root of the job's workers ([`job_weight`]): with one-job weights a
     /// distributed job's value per GPU was `w_j / d_j`, and where multi-GPU jobs keep arriving
     /// the 8-GPU jobs queued until the cluster clogged.
     #[default]
@@ -854,7 +854,7 @@ impl Scheduler for Sts {
             // Attained service orders the jobs only in a crowded round, or until the next
             // arrival after one (module docs); otherwise every job has its trace weight.
             // Service is counted either way.
-            let crowded = self
+            let by_attained = self
                 .crowding
                 .applies(state.active.len(), state.cluster.gpus());
             let weights: Vec<(String, f64)> = state
@@ -863,7 +863,7 @@ impl Scheduler for Sts {
                 .filter_map(|&id| {
                     let label = self.names.get(&id)?;
                     let job = &state.jobs[id];
-                    let got = crowded.then(|| {
+                    let got = by_attained.then(|| {
                         let attained = self.attained.get(&id).copied().unwrap_or(0.0);
                         attained_for_weight(self.promotion, state.now - job.arrival, attained)
                     });
