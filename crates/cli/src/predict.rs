@@ -1,9 +1,12 @@
 //! `predict-eval`: held-out evaluation of the co-location predictor on a throughputs file.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use stsfair_costs::{FeatureSet, Learner, PredictorConfig, Split, SplitConfig, predictor};
+use stsfair_costs::{
+    CostInputs, FeatureSet, HoldoutReport, Learner, PredictorConfig, Split, SplitConfig, predictor,
+};
 
 use crate::Failure;
 
@@ -44,6 +47,11 @@ pub struct PredictEvalArgs {
     /// Print the report as JSON on standard output.
     #[arg(long)]
     json: bool,
+    /// Also write every scored prediction to FILE, one JSON object a line: GPU type, job,
+    /// partner, solo, measured and predicted throughputs, the two baselines' throughputs, and
+    /// whether the job and the partner are held-out job types (job and family splits).
+    #[arg(long, value_name = "FILE")]
+    predictions: Option<PathBuf>,
 }
 
 pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
@@ -85,6 +93,9 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
     };
     let report =
         predictor::evaluate_split(data.inputs(), &split, &config).map_err(Failure::input)?;
+    if let Some(file) = &args.predictions {
+        write_predictions(file, data.inputs(), &split, &config, &report)?;
+    }
     if args.json {
         let text = serde_json::to_string(&report).map_err(Failure::other)?;
         outln!("{text}");
@@ -111,4 +122,38 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
         outln!("method: {}", report.method);
     }
     Ok(0)
+}
+
+/// `--predictions FILE`: the report's scored predictions as JSON lines, each with whether its
+/// job and its partner are held-out job types (always false for the pair splits).
+fn write_predictions(
+    file: &Path,
+    inputs: &CostInputs,
+    split: &SplitConfig,
+    config: &PredictorConfig,
+    report: &HoldoutReport,
+) -> Result<(), Failure> {
+    let held = predictor::held_out_jobs(inputs, split, config.seed).map_err(Failure::input)?;
+    let held_out: HashSet<String> = inputs
+        .job_types()
+        .iter()
+        .zip(&held)
+        .filter(|(_, h)| **h)
+        .map(|(j, _)| j.to_string())
+        .collect();
+    let mut text = String::new();
+    for p in &report.predictions {
+        let mut line = serde_json::to_value(p).map_err(Failure::other)?;
+        if let Some(map) = line.as_object_mut() {
+            map.insert("job_held_out".into(), held_out.contains(&p.job).into());
+            map.insert(
+                "partner_held_out".into(),
+                held_out.contains(&p.partner).into(),
+            );
+        }
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    std::fs::write(file, text)
+        .map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))
 }

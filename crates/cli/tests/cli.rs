@@ -744,3 +744,86 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         assert!(rows.is_empty());
     }
 }
+
+/// `predict-eval --predictions FILE`: one JSON line per scored prediction, from which the
+/// report's MAPE and its baselines' are recomputed; held-out job types flagged on the family
+/// split (every prediction has one in its pair) and never on the per-type split.
+#[test]
+fn predict_eval_writes_every_scored_prediction_and_its_mape_adds_up() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (split, held) in [("family", true), ("per-type", false)] {
+        let file = dir.join(format!("predictions-{split}.jsonl"));
+        let file_arg = file.to_str().unwrap();
+        let r = run(&[
+            "predict-eval",
+            "--split",
+            split,
+            "--seed",
+            "1",
+            "--trees",
+            "20",
+            "--json",
+            "--predictions",
+            file_arg,
+        ]);
+        assert_eq!(r.code, 0, "{split}: {}", r.stderr);
+        let report: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        let lines: Vec<Value> = std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            lines.len() as u64,
+            report["predictions_test"].as_u64().unwrap()
+        );
+        let mape_of = |field: &str| {
+            lines
+                .iter()
+                .map(|l| {
+                    let measured = l["measured"].as_f64().unwrap();
+                    (l[field].as_f64().unwrap() - measured).abs() / measured
+                })
+                .sum::<f64>()
+                / lines.len() as f64
+        };
+        let close = |a: f64, b: &Value| (a - b.as_f64().unwrap()).abs() < 1e-9;
+        assert!(close(mape_of("predicted"), &report["mape"]), "{split}");
+        let baselines = &report["baselines"];
+        assert!(close(
+            mape_of("global_mean_ratio"),
+            &baselines["global_mean_ratio"]
+        ));
+        assert!(close(
+            mape_of("per_job_mean_ratio"),
+            &baselines["per_job_mean_ratio"]
+        ));
+        for l in &lines {
+            let flagged =
+                l["job_held_out"].as_bool().unwrap() || l["partner_held_out"].as_bool().unwrap();
+            assert_eq!(flagged, held, "{split}: {l}");
+            assert!(l["solo"].as_f64().unwrap() > 0.0 && l["gpu"].is_string());
+        }
+    }
+    let unwritable = dir.to_str().unwrap();
+    for (args, code, says) in [
+        (&["--split", "bogus"][..], 2, "--split"),
+        (
+            &["--reference-partners", "3"][..],
+            2,
+            "--reference-partners",
+        ),
+        (&["--holdout", "1.5"][..], 2, "holdout"),
+        (
+            &["--trees", "20", "--predictions", unwritable][..],
+            1,
+            "cannot write",
+        ),
+    ] {
+        let r = run(&[&["predict-eval"][..], args].concat());
+        assert_eq!(r.code, code, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+    }
+}

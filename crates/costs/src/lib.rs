@@ -40,7 +40,8 @@ pub mod slowdown;
 
 pub use gavel::GavelThroughputs;
 pub use predictor::{
-    FeatureSet, HoldoutReport, LearnedPredictor, Learner, PredictorConfig, Split, SplitConfig,
+    FeatureSet, HoldoutReport, LearnedPredictor, Learner, PredictorConfig, ScoredPrediction, Split,
+    SplitConfig,
 };
 pub use slowdown::JobSlowdowns;
 

@@ -614,6 +614,34 @@ pub struct HoldoutReport {
     pub reference_partners: usize,
     /// Baselines on the same split.
     pub baselines: Baselines,
+    /// Every scored prediction, in the order of the held-out pairs (not in the report's JSON:
+    /// `stsfair predict-eval --predictions FILE` writes them apart, one JSON object a line).
+    #[serde(skip)]
+    pub predictions: Vec<ScoredPrediction>,
+}
+
+/// One scored prediction of a held-out evaluation: the co-located throughput of `job` beside
+/// `partner` on `gpu`, predicted with the pair held out, its measurement, and what the two
+/// baselines predicted. Where a model's error sits (which GPU type, which jobs, which side of
+/// the pair) is read from these: docs/costs.md, "Twenty-ninth session".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoredPrediction {
+    /// GPU type name.
+    pub gpu: String,
+    /// The job whose throughput is predicted (Gavel's job key).
+    pub job: String,
+    /// Its co-runner.
+    pub partner: String,
+    /// The job's solo throughput on `gpu` (steps per second).
+    pub solo: f64,
+    /// Its measured throughput beside `partner`.
+    pub measured: f64,
+    /// The predictor's throughput, trained without the held-out pairs.
+    pub predicted: f64,
+    /// The global-mean-ratio baseline's throughput.
+    pub global_mean_ratio: f64,
+    /// The per-job-mean-ratio baseline's throughput.
+    pub per_job_mean_ratio: f64,
 }
 
 /// How the held-out pairs are chosen (`stsfair predict-eval --split`).
@@ -885,6 +913,7 @@ pub fn evaluate_pairs(
 
     let mut err = [0.0_f64; 3];
     let mut n = 0usize;
+    let mut predictions = Vec::new();
     for &(g, a, b) in test {
         let directions: &[(usize, usize)] = if a == b { &[(a, b)] } else { &[(a, b), (b, a)] };
         for &(x, y) in directions {
@@ -913,13 +942,21 @@ pub fn evaluate_pairs(
             } else {
                 global
             };
-            for (e, guess) in err
-                .iter_mut()
-                .zip([predicted, solo * global, solo * per_job])
-            {
+            let guesses = [predicted, solo * global, solo * per_job];
+            for (e, guess) in err.iter_mut().zip(guesses) {
                 *e += (guess - actual).abs() / actual;
             }
             n += 1;
+            predictions.push(ScoredPrediction {
+                gpu: inputs.gpu_types()[g].clone(),
+                job: inputs.job_types()[x].to_string(),
+                partner: inputs.job_types()[y].to_string(),
+                solo,
+                measured: actual,
+                predicted,
+                global_mean_ratio: guesses[1],
+                per_job_mean_ratio: guesses[2],
+            });
         }
     }
     let n_f = n.max(1) as f64;
@@ -937,6 +974,7 @@ pub fn evaluate_pairs(
             global_mean_ratio: err[1] / n_f,
             per_job_mean_ratio: err[2] / n_f,
         },
+        predictions,
     })
 }
 
