@@ -1,6 +1,6 @@
 //! `simulate`: run policies on a generated workload or a replayed Gavel trace.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -10,7 +10,9 @@ use stsfair::{Fairness, InstanceError};
 use stsfair_sim::policies::lp::Method;
 use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::workload::{self, WorkloadSpec};
-use stsfair_sim::{self, Cluster, Metrics, SimConfig, SimError, SimResult, ThroughputTable, trace};
+use stsfair_sim::{
+    self, Cluster, JobRecord, Metrics, SimConfig, SimError, SimResult, ThroughputTable, trace,
+};
 
 use crate::Failure;
 
@@ -165,6 +167,11 @@ pub struct SimulateArgs {
     /// Write the generated workload as a Gavel trace file.
     #[arg(long)]
     write_trace: Option<PathBuf>,
+    /// Write every window job of every policy's run to FILE, one JSON object a line: policy,
+    /// job (input index), job type, scale factor, arrival, completion and JCT in hours, its
+    /// time alone on its fastest GPU type, rho and contention (docs/simulation.md).
+    #[arg(long, value_name = "FILE")]
+    job_log: Option<PathBuf>,
 }
 
 /// [`policies::sts::DEFAULT_PAIRING_BY_TYPE`] as `--sts-pairing-types` writes it.
@@ -363,6 +370,14 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             .collect()
     };
 
+    // Opened before the runs, so that a path that cannot be written fails at once.
+    let mut job_log = match &args.job_log {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|e| cannot_write(path, e))?;
+            Some((path.as_path(), std::io::BufWriter::new(file)))
+        }
+        None => None,
+    };
     let mut results: Vec<SimResult> = Vec::new();
     for name in &names {
         let mut scheduler =
@@ -425,12 +440,25 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
                 metrics.seconds
             );
         }
+        if let Some((path, log)) = &mut job_log {
+            for record in JobRecord::window(&result, &jobs, &table) {
+                let line = serde_json::to_string(&record).map_err(Failure::other)?;
+                writeln!(log, "{line}").map_err(|e| cannot_write(path, e))?;
+            }
+        }
         results.push(result);
     }
     if let Some(dir) = &args.plot {
         plot(dir, &results).map_err(Failure::other)?;
     }
+    if let Some((path, log)) = &mut job_log {
+        log.flush().map_err(|e| cannot_write(path, e))?;
+    }
     Ok(0)
+}
+
+fn cannot_write(path: &Path, e: std::io::Error) -> Failure {
+    Failure::other(format!("cannot write {}: {e}", path.display()))
 }
 
 /// Empirical CDF points of `values` (sorted copy).

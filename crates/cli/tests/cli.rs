@@ -827,3 +827,57 @@ fn predict_eval_writes_every_scored_prediction_and_its_mape_adds_up() {
         assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
     }
 }
+
+/// `simulate --job-log FILE`: one JSON line per window job and policy, from which each policy's
+/// average JCT and worst rho are recomputed; a path that cannot be written fails before any run.
+#[test]
+fn simulate_job_log_has_every_window_job_and_adds_up() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("job-log.jsonl");
+    let (code, stderr, rows) = simulate(&[
+        "--policy",
+        "fifo,sts",
+        "--window",
+        "5-24",
+        "--job-log",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows.len(), 2);
+    let lines: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (policy, avg_jct, _) in &rows {
+        let mine: Vec<&Value> = lines.iter().filter(|l| l["policy"] == **policy).collect();
+        let jobs: Vec<u64> = mine.iter().map(|l| l["job"].as_u64().unwrap()).collect();
+        assert_eq!(jobs, (5..=24).collect::<Vec<u64>>(), "{policy}");
+        let jct: Vec<f64> = mine.iter().map(|l| l["jct_h"].as_f64().unwrap()).collect();
+        let mean = jct.iter().sum::<f64>() / jct.len() as f64;
+        assert!(
+            (mean - avg_jct).abs() < 1e-9,
+            "{policy}: {mean} against {avg_jct}"
+        );
+        for l in &mine {
+            let (arrival, completion) = (
+                l["arrival_h"].as_f64().unwrap(),
+                l["completion_h"].as_f64().unwrap(),
+            );
+            assert!((completion - arrival - l["jct_h"].as_f64().unwrap()).abs() < 1e-9);
+            // No policy finishes a job sooner than alone on its fastest type.
+            assert!(
+                l["jct_h"].as_f64().unwrap() >= l["alone_h"].as_f64().unwrap() - 1e-9,
+                "{l}"
+            );
+            assert!(l["job_type"].as_str().unwrap().starts_with("('"), "{l}");
+            assert!(l["rho"].as_f64().unwrap() > 0.0);
+        }
+    }
+    let unwritable = dir.to_str().unwrap();
+    let (code, stderr, rows) = simulate(&["--policy", "fifo", "--job-log", unwritable]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("cannot write"), "{stderr}");
+    assert!(rows.is_empty());
+}

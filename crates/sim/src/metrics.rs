@@ -32,7 +32,7 @@
 
 use serde::Serialize;
 
-use super::SimResult;
+use super::{SimJob, SimResult, ThroughputTable};
 
 /// The metrics of one run (the JSON of `stsfair simulate --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -182,4 +182,65 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// One window job of one run (`stsfair simulate --job-log FILE` writes one a JSON line): what
+/// the metrics above are means and extremes of, so that policies can be compared job by job
+/// (which jobs one of them finishes later, and why the makespan moved).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobRecord {
+    /// Policy.
+    pub policy: String,
+    /// The job's index in the input (trace order).
+    pub job: usize,
+    /// Its job type, as Gavel's key (`('ResNet-50 (batch size 64)', 4)`).
+    pub job_type: String,
+    /// GPUs it uses at once.
+    pub scale_factor: u32,
+    /// Arrival, hours from the start of the simulation.
+    pub arrival_h: f64,
+    /// Completion, hours from the start (`null`: not finished when the run stopped).
+    pub completion_h: Option<f64>,
+    /// Completion time (completion - arrival), hours.
+    pub jct_h: Option<f64>,
+    /// Its steps alone on its fastest GPU type, hours: no policy finishes it sooner after its
+    /// arrival.
+    pub alone_h: f64,
+    /// Finish-time fairness rho (module docs; `null` when unfinished or no fair rate).
+    pub rho: Option<f64>,
+    /// Time-averaged number of active jobs over its life.
+    pub contention: f64,
+}
+
+impl JobRecord {
+    /// The window jobs of `result`, in input order; `jobs` and `table` are the run's input.
+    /// O(window).
+    pub fn window(result: &SimResult, jobs: &[SimJob], table: &ThroughputTable) -> Vec<JobRecord> {
+        let (a, b) = result.window;
+        let hours = |s: f64| s / 3600.0;
+        (a..=b)
+            .filter_map(|i| Some((i, result.jobs.get(i)?, jobs.get(i)?)))
+            .map(|(i, outcome, job)| {
+                let jct = outcome.jct();
+                let rho = jct
+                    .filter(|_| outcome.fair_rate > 0.0)
+                    .map(|t| t / (outcome.total_steps / outcome.fair_rate));
+                JobRecord {
+                    policy: result.policy.clone(),
+                    job: i,
+                    job_type: table
+                        .job_types()
+                        .get(job.job_type)
+                        .map_or_else(String::new, |t| t.to_string()),
+                    scale_factor: job.scale_factor,
+                    arrival_h: hours(outcome.arrival),
+                    completion_h: outcome.completion.map(hours),
+                    jct_h: jct.map(hours),
+                    alone_h: hours(outcome.total_steps / outcome.best_throughput),
+                    rho,
+                    contention: outcome.contention,
+                }
+            })
+            .collect()
+    }
 }
