@@ -11,7 +11,7 @@ use stsfair_sim::policies::lp::Method;
 use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::workload::{self, WorkloadSpec};
 use stsfair_sim::{
-    self, Cluster, JobRecord, Metrics, SimConfig, SimError, SimResult, ThroughputTable, trace,
+    self, Cluster, Metrics, SimConfig, SimError, SimResult, ThroughputTable, WindowJob, trace,
 };
 
 use crate::Failure;
@@ -441,7 +441,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             );
         }
         if let Some((path, log)) = &mut job_log {
-            for record in JobRecord::window(&result, &jobs, &table) {
+            for record in WindowJob::of(&result, &jobs, &table) {
                 let line = serde_json::to_string(&record).map_err(Failure::other)?;
                 writeln!(log, "{line}").map_err(|e| cannot_write(path, e))?;
             }

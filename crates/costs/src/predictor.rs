@@ -625,6 +625,7 @@ pub struct HoldoutReport {
 /// baselines predicted. Where a model's error sits (which GPU type, which jobs, which side of
 /// the pair) is read from these: docs/costs.md, "Twenty-ninth session".
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ScoredPrediction {
     /// GPU type name.
     pub gpu: String,

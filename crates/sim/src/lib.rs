@@ -39,7 +39,7 @@ pub mod trace;
 pub mod workload;
 
 pub use engine::{GpuGroup, Progress, RoundReport, Run, Scheduler, SimState, Simulation};
-pub use metrics::{JobRecord, Metrics};
+pub use metrics::{Metrics, WindowJob};
 pub use throughputs::ThroughputTable;
 pub use trace::{TraceError, TraceJob};
 

@@ -188,7 +188,8 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 /// the metrics above are means and extremes of, so that policies can be compared job by job
 /// (which jobs one of them finishes later, and why the makespan moved).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct JobRecord {
+#[non_exhaustive]
+pub struct WindowJob {
     /// Policy.
     pub policy: String,
     /// The job's index in the input (trace order).
@@ -212,10 +213,10 @@ pub struct JobRecord {
     pub contention: f64,
 }
 
-impl JobRecord {
+impl WindowJob {
     /// The window jobs of `result`, in input order; `jobs` and `table` are the run's input.
     /// O(window).
-    pub fn window(result: &SimResult, jobs: &[SimJob], table: &ThroughputTable) -> Vec<JobRecord> {
+    pub fn of(result: &SimResult, jobs: &[SimJob], table: &ThroughputTable) -> Vec<WindowJob> {
         let (a, b) = result.window;
         let hours = |s: f64| s / 3600.0;
         (a..=b)
@@ -225,7 +226,7 @@ impl JobRecord {
                 let rho = jct
                     .filter(|_| outcome.fair_rate > 0.0)
                     .map(|t| t / (outcome.total_steps / outcome.fair_rate));
-                JobRecord {
+                WindowJob {
                     policy: result.policy.clone(),
                     job: i,
                     job_type: table
