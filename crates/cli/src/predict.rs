@@ -1,6 +1,7 @@
 //! `predict-eval`: held-out evaluation of the co-location predictor on a throughputs file.
 
 use std::collections::HashSet;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -91,10 +92,18 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
         holdout: args.holdout,
         reference_partners: args.reference_partners,
     };
+    // Created before the training, so that a path that cannot be written fails at once.
+    let predictions = match &args.predictions {
+        Some(path) => Some((
+            path.as_path(),
+            std::fs::File::create(path).map_err(|e| cannot_write(path, e))?,
+        )),
+        None => None,
+    };
     let report =
         predictor::evaluate_split(data.inputs(), &split, &config).map_err(Failure::input)?;
-    if let Some(file) = &args.predictions {
-        write_predictions(file, data.inputs(), &split, &config, &report)?;
+    if let Some((path, file)) = predictions {
+        write_predictions(path, file, data.inputs(), &split, &config, &report)?;
     }
     if args.json {
         let text = serde_json::to_string(&report).map_err(Failure::other)?;
@@ -127,7 +136,8 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
 /// `--predictions FILE`: the report's scored predictions as JSON lines, each with whether its
 /// job and its partner are held-out job types (always false for the pair splits).
 fn write_predictions(
-    file: &Path,
+    path: &Path,
+    file: std::fs::File,
     inputs: &CostInputs,
     split: &SplitConfig,
     config: &PredictorConfig,
@@ -141,7 +151,7 @@ fn write_predictions(
         .filter(|(_, h)| **h)
         .map(|(j, _)| j.to_string())
         .collect();
-    let mut text = String::new();
+    let mut out = std::io::BufWriter::new(file);
     for p in &report.predictions {
         let mut line = serde_json::to_value(p).map_err(Failure::other)?;
         if let Some(map) = line.as_object_mut() {
@@ -151,9 +161,11 @@ fn write_predictions(
                 held_out.contains(&p.partner).into(),
             );
         }
-        text.push_str(&line.to_string());
-        text.push('\n');
+        writeln!(out, "{line}").map_err(|e| cannot_write(path, e))?;
     }
-    std::fs::write(file, text)
-        .map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))
+    out.flush().map_err(|e| cannot_write(path, e))
+}
+
+fn cannot_write(path: &Path, e: std::io::Error) -> Failure {
+    Failure::other(format!("cannot write {}: {e}", path.display()))
 }

@@ -747,7 +747,8 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
 
 /// `predict-eval --predictions FILE`: one JSON line per scored prediction, from which the
 /// report's MAPE and its baselines' are recomputed; held-out job types flagged on the family
-/// split (every prediction has one in its pair) and never on the per-type split.
+/// split (every prediction has one in its pair) and never on the per-type split; bad flags exit
+/// 2 naming them, and a path that cannot be written exits 1.
 #[test]
 fn predict_eval_writes_every_scored_prediction_and_its_mape_adds_up() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
@@ -829,7 +830,8 @@ fn predict_eval_writes_every_scored_prediction_and_its_mape_adds_up() {
 }
 
 /// `simulate --job-log FILE`: one JSON line per window job and policy, from which each policy's
-/// average JCT and worst rho are recomputed; a path that cannot be written fails before any run.
+/// average JCT is recomputed; no job beats its time alone; a path that cannot be written fails
+/// before any run.
 #[test]
 fn simulate_job_log_has_every_window_job_and_adds_up() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
