@@ -356,6 +356,17 @@ impl JobOutcome {
     pub fn jct(&self) -> Option<f64> {
         self.completion.map(|c| c - self.arrival)
     }
+
+    /// Finish-time fairness rho = JCT / (steps / fair rate) (metrics module), `None` while
+    /// unfinished; 0 for a job without a fair rate (nothing it could have been owed).
+    pub fn rho(&self) -> Option<f64> {
+        let alone = if self.fair_rate > 0.0 {
+            self.total_steps / self.fair_rate
+        } else {
+            f64::INFINITY
+        };
+        self.jct().map(|t| t / alone)
+    }
 }
 
 /// Runs `scheduler` on `jobs` and returns the outcome; `progress` is called after every round.

@@ -100,14 +100,7 @@ impl Metrics {
         let jcts: Vec<f64> = done.iter().filter_map(|j| j.jct()).collect();
         let mut rho: Vec<f64> = done
             .iter()
-            .map(|j| {
-                let alone = if j.fair_rate > 0.0 {
-                    j.total_steps / j.fair_rate
-                } else {
-                    f64::INFINITY
-                };
-                j.jct().unwrap_or(f64::INFINITY) / alone
-            })
+            .map(|j| j.rho().unwrap_or(f64::INFINITY))
             .collect();
         rho.sort_by(f64::total_cmp);
         let service: Vec<f64> = rho.iter().map(|r| 1.0 / r).collect();
@@ -207,7 +200,8 @@ pub struct WindowJob {
     /// Its steps alone on its fastest GPU type, hours: no policy finishes it sooner after its
     /// arrival.
     pub alone_h: f64,
-    /// Finish-time fairness rho (module docs; `null` when unfinished or no fair rate).
+    /// Finish-time fairness rho ([`JobOutcome::rho`](crate::JobOutcome::rho); `null` when
+    /// unfinished).
     pub rho: Option<f64>,
     /// Time-averaged number of active jobs over its life.
     pub contention: f64,
@@ -223,9 +217,6 @@ impl WindowJob {
             .filter_map(|i| Some((i, result.jobs.get(i)?, jobs.get(i)?)))
             .map(|(i, outcome, job)| {
                 let jct = outcome.jct();
-                let rho = jct
-                    .filter(|_| outcome.fair_rate > 0.0)
-                    .map(|t| t / (outcome.total_steps / outcome.fair_rate));
                 WindowJob {
                     policy: result.policy.clone(),
                     job: i,
@@ -238,7 +229,7 @@ impl WindowJob {
                     completion_h: outcome.completion.map(hours),
                     jct_h: jct.map(hours),
                     alone_h: hours(outcome.total_steps / outcome.best_throughput),
-                    rho,
+                    rho: outcome.rho(),
                     contention: outcome.contention,
                 }
             })
