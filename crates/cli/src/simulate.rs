@@ -169,7 +169,8 @@ pub struct SimulateArgs {
     write_trace: Option<PathBuf>,
     /// Write every window job of every policy's run to FILE, one JSON object a line: policy,
     /// job (input index), job type, scale factor, arrival, completion and JCT in hours, its
-    /// time alone on its fastest GPU type, rho and contention (docs/simulation.md).
+    /// time alone on its fastest GPU type, rho, contention, and where its JCT went: hours on
+    /// each GPU type, shared, waiting (docs/simulation.md).
     #[arg(long, value_name = "FILE")]
     job_log: Option<PathBuf>,
 }
@@ -441,7 +442,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             );
         }
         if let Some((path, log)) = &mut job_log {
-            for record in WindowJob::of(&result, &jobs, &table) {
+            for record in WindowJob::of(&result, &jobs, &table, &cluster) {
                 let line = serde_json::to_string(&record).map_err(Failure::other)?;
                 writeln!(log, "{line}").map_err(|e| cannot_write(path, e))?;
             }

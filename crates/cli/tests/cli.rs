@@ -830,8 +830,8 @@ fn predict_eval_writes_every_scored_prediction_and_its_mape_adds_up() {
 }
 
 /// `simulate --job-log FILE`: one JSON line per window job and policy, from which each policy's
-/// average JCT is recomputed; no job beats its time alone; a path that cannot be written fails
-/// before any run.
+/// average JCT is recomputed; no job beats its time alone; the hours it held GPUs and waited add
+/// up to its JCT; a path that cannot be written fails before any run.
 #[test]
 fn simulate_job_log_has_every_window_job_and_adds_up() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
@@ -875,8 +875,27 @@ fn simulate_job_log_has_every_window_job_and_adds_up() {
             );
             assert!(l["job_type"].as_str().unwrap().starts_with("('"), "{l}");
             assert!(l["rho"].as_f64().unwrap() > 0.0);
+            // Where its JCT went: held GPUs (by type, of the cluster's three) and waited.
+            let placed = l["placed_h"].as_object().unwrap();
+            let keys: Vec<&str> = placed.keys().map(String::as_str).collect();
+            assert_eq!(keys, ["k80", "p100", "v100"], "{l}");
+            let held: f64 = placed.values().map(|v| v.as_f64().unwrap()).sum();
+            let waiting = l["waiting_h"].as_f64().unwrap();
+            assert!(held > 0.0 && waiting >= -1e-9, "{l}");
+            assert!((held + waiting - l["jct_h"].as_f64().unwrap()).abs() < 1e-9);
+            let shared = l["shared_h"].as_f64().unwrap();
+            assert!((0.0..=held + 1e-9).contains(&shared), "{l}");
+            if policy == "fifo" {
+                assert_eq!(shared, 0.0, "fifo never shares a GPU: {l}");
+            }
         }
     }
+    // sts runs half GPUs here: some window job held one.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["policy"] == "sts" && l["shared_h"].as_f64().unwrap() > 0.0)
+    );
     let unwritable = dir.to_str().unwrap();
     let (code, stderr, rows) = simulate(&["--policy", "fifo", "--job-log", unwritable]);
     assert_eq!(code, 1, "{stderr}");

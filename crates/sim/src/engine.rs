@@ -225,6 +225,11 @@ impl<'a> Simulation<'a> {
         let mut left_at: Vec<Option<f64>> = vec![None; n];
         // Integral of the number of active jobs over each job's active life.
         let mut crowd = vec![0.0_f64; n];
+        // Seconds each job held GPUs, per cluster type, and of them in a slot of a GPU or
+        // beside co-runners (JobOutcome::placed_seconds, shared_seconds).
+        let types = self.cluster.types.len();
+        let mut placed = vec![0.0_f64; n * types];
+        let mut shared = vec![0.0_f64; n];
         let mut active: Vec<usize> = Vec::new();
         let mut next = 0usize;
         let mut now = self.jobs[0].arrival;
@@ -269,7 +274,15 @@ impl<'a> Simulation<'a> {
             if ran {
                 rounds += 1;
                 for r in &running {
+                    // A group holds its GPUs until its last job stops, and its jobs complete
+                    // then (below), so each of them held them that long.
+                    let held = r.finish - round_start;
+                    let sharing = r.placement.jobs.len() > 1 || r.placement.fraction < 1.0;
                     for (i, &j) in r.placement.jobs.iter().enumerate() {
+                        placed[j * types + r.placement.gpu_type] += held;
+                        if sharing {
+                            shared[j] += held;
+                        }
                         steps_done[j] += r.steps[i];
                         if steps_done[j] >= self.jobs[j].total_steps && completion[j].is_none() {
                             completion[j] = Some(r.finish);
@@ -396,6 +409,8 @@ impl<'a> Simulation<'a> {
                     best_throughput: self.best_throughput(j),
                     fair_rate: self.fair_rate(j, contention),
                     contention,
+                    placed_seconds: placed[j * types..(j + 1) * types].to_vec(),
+                    shared_seconds: shared[j],
                 }
             })
             .collect();

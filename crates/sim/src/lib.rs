@@ -349,6 +349,11 @@ pub struct JobOutcome {
     pub fair_rate: f64,
     /// Time-averaged number of active jobs over the job's life.
     pub contention: f64,
+    /// Seconds the job held GPUs, per cluster type (in the cluster's order): what it ran, the
+    /// rest of its JCT it waited.
+    pub placed_seconds: Vec<f64>,
+    /// Of those, seconds in a slot of a GPU or beside co-runners.
+    pub shared_seconds: f64,
 }
 
 impl JobOutcome {

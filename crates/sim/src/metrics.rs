@@ -30,9 +30,11 @@
 //!
 //! All are O(n) (the median O(n log n)) over the window's n jobs.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
-use super::{SimJob, SimResult, ThroughputTable};
+use super::{Cluster, SimJob, SimResult, ThroughputTable};
 
 /// The metrics of one run (the JSON of `stsfair simulate --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -205,12 +207,23 @@ pub struct WindowJob {
     pub rho: Option<f64>,
     /// Time-averaged number of active jobs over its life.
     pub contention: f64,
+    /// Hours it held GPUs, per GPU type of the cluster (by name).
+    pub placed_h: BTreeMap<String, f64>,
+    /// Of those, hours in a slot of a GPU or beside co-runners.
+    pub shared_h: f64,
+    /// Hours of its JCT it held no GPU (`null` when unfinished).
+    pub waiting_h: Option<f64>,
 }
 
 impl WindowJob {
-    /// The window jobs of `result`, in input order; `jobs` and `table` are the run's input.
-    /// O(window).
-    pub fn of(result: &SimResult, jobs: &[SimJob], table: &ThroughputTable) -> Vec<WindowJob> {
+    /// The window jobs of `result`, in input order; `jobs`, `table` and `cluster` are the run's
+    /// input. O(window * GPU types).
+    pub fn of(
+        result: &SimResult,
+        jobs: &[SimJob],
+        table: &ThroughputTable,
+        cluster: &Cluster,
+    ) -> Vec<WindowJob> {
         let (a, b) = result.window;
         let hours = |s: f64| s / 3600.0;
         (a..=b)
@@ -231,6 +244,14 @@ impl WindowJob {
                     alone_h: hours(outcome.total_steps / outcome.best_throughput),
                     rho: outcome.rho(),
                     contention: outcome.contention,
+                    placed_h: cluster
+                        .types
+                        .iter()
+                        .zip(&outcome.placed_seconds)
+                        .map(|(t, &s)| (t.name.clone(), hours(s)))
+                        .collect(),
+                    shared_h: hours(outcome.shared_seconds),
+                    waiting_h: jct.map(|t| hours(t - outcome.placed_seconds.iter().sum::<f64>())),
                 }
             })
             .collect()
