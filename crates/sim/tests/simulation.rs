@@ -373,17 +373,32 @@ fn defaults_differ_from(
     off: &PolicyOptions,
     what: &str,
 ) {
+    let mut on = PolicyOptions::default();
+    on.sts_solver = stsfair::SolverKind::Dp;
+    options_differ(table, jobs, &on, off, what);
+}
+
+/// sts with options `on` on the crowded cluster: sane and deterministic, and the schedule is
+/// not the one with options `off` (sane too), which is returned.
+fn options_differ(
+    table: &ThroughputTable,
+    jobs: &[trace::TraceJob],
+    on: &PolicyOptions,
+    off: &PolicyOptions,
+    what: &str,
+) -> SimResult {
     let config = SimConfig::default();
-    let on = run(table, CROWDED, jobs, "sts", &config);
-    sane(&on, config.lambda);
+    let with = run_with(table, CROWDED, jobs, "sts", &config, on);
+    sane(&with, config.lambda);
     assert_eq!(
-        on.jobs,
-        run(table, CROWDED, jobs, "sts", &config).jobs,
+        with.jobs,
+        run_with(table, CROWDED, jobs, "sts", &config, on).jobs,
         "not deterministic"
     );
     let without = run_with(table, CROWDED, jobs, "sts", &config, off);
     sane(&without, config.lambda);
-    assert_ne!(on.jobs, without.jobs, "the {what} changed nothing");
+    assert_ne!(with.jobs, without.jobs, "the {what} changed nothing");
+    without
 }
 
 /// sts's pairing step is on by default, changes the schedule of a crowded half-GPU run (and
@@ -523,11 +538,7 @@ fn sts_promotes_starved_jobs_by_default() {
     always.sts_crowding = None;
     let mut off = always.clone();
     off.sts_promotion = None;
-    let on = run_with(&table, CROWDED, &jobs, "sts", &config, &always);
-    sane(&on, config.lambda);
-    let without = run_with(&table, CROWDED, &jobs, "sts", &config, &off);
-    sane(&without, config.lambda);
-    assert_ne!(on.jobs, without.jobs, "the promotion changed nothing");
+    let without = options_differ(&table, &jobs, &always, &off, "promotion");
     let mut unreached = always.clone();
     unreached.sts_promotion = Some(1e12);
     assert_eq!(
