@@ -81,8 +81,7 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
         }
     }
     if let Some(file) = &args.csv {
-        std::fs::write(file, csv)
-            .map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))?;
+        std::fs::write(file, csv).map_err(|e| Failure::cannot_write(file, e))?;
     }
     Ok(if disagree { 1 } else { 0 })
 }

@@ -181,8 +181,7 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
     text.push('\n');
     match &args.out {
         Some(file) => {
-            std::fs::write(file, text)
-                .map_err(|e| Failure::other(format!("cannot write {}: {e}", file.display())))?;
+            std::fs::write(file, text).map_err(|e| Failure::cannot_write(file, e))?;
             let forced = instance
                 .jobs()
                 .iter()

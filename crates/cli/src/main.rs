@@ -114,6 +114,10 @@ impl Failure {
             message: message.to_string(),
         }
     }
+    /// An output file that could not be written (exit 1), naming it.
+    pub fn cannot_write(path: &std::path::Path, error: std::io::Error) -> Self {
+        Failure::other(format!("cannot write {}: {error}", path.display()))
+    }
 }
 
 /// The Gavel throughputs of `--throughputs FILE` / `--gavel FILE`, or, with no file, the ones

@@ -96,7 +96,7 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
     let predictions = match &args.predictions {
         Some(path) => Some((
             path.as_path(),
-            std::fs::File::create(path).map_err(|e| cannot_write(path, e))?,
+            std::fs::File::create(path).map_err(|e| Failure::cannot_write(path, e))?,
         )),
         None => None,
     };
@@ -161,11 +161,7 @@ fn write_predictions(
                 held_out.contains(&p.partner).into(),
             );
         }
-        writeln!(out, "{line}").map_err(|e| cannot_write(path, e))?;
+        writeln!(out, "{line}").map_err(|e| Failure::cannot_write(path, e))?;
     }
-    out.flush().map_err(|e| cannot_write(path, e))
-}
-
-fn cannot_write(path: &Path, e: std::io::Error) -> Failure {
-    Failure::other(format!("cannot write {}: {e}", path.display()))
+    out.flush().map_err(|e| Failure::cannot_write(path, e))
 }

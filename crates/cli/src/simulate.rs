@@ -298,7 +298,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     };
     if let Some(path) = &args.write_trace {
         std::fs::write(path, trace::write_trace(&trace_jobs))
-            .map_err(|e| Failure::other(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| Failure::cannot_write(path, e))?;
     }
     let jobs = stsfair_sim::jobs_from_trace(&trace_jobs, &table).map_err(Failure::input)?;
     let config = SimConfig {
@@ -374,7 +374,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     // Opened before the runs, so that a path that cannot be written fails at once.
     let mut job_log = match &args.job_log {
         Some(path) => {
-            let file = std::fs::File::create(path).map_err(|e| cannot_write(path, e))?;
+            let file = std::fs::File::create(path).map_err(|e| Failure::cannot_write(path, e))?;
             Some((path.as_path(), std::io::BufWriter::new(file)))
         }
         None => None,
@@ -444,7 +444,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         if let Some((path, log)) = &mut job_log {
             for record in WindowJob::of(&result, &jobs, &table, &cluster) {
                 let line = serde_json::to_string(&record).map_err(Failure::other)?;
-                writeln!(log, "{line}").map_err(|e| cannot_write(path, e))?;
+                writeln!(log, "{line}").map_err(|e| Failure::cannot_write(path, e))?;
             }
         }
         results.push(result);
@@ -453,13 +453,9 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         plot(dir, &results).map_err(Failure::other)?;
     }
     if let Some((path, log)) = &mut job_log {
-        log.flush().map_err(|e| cannot_write(path, e))?;
+        log.flush().map_err(|e| Failure::cannot_write(path, e))?;
     }
     Ok(0)
-}
-
-fn cannot_write(path: &Path, e: std::io::Error) -> Failure {
-    Failure::other(format!("cannot write {}: {e}", path.display()))
 }
 
 /// Empirical CDF points of `values` (sorted copy).
