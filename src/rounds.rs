@@ -466,15 +466,37 @@ impl RoundScheduler {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_second_stage(mut self, exponent: f64) -> Result<RoundScheduler, RoundError> {
-        if !(0.0..=1.0).contains(&exponent) {
+        self.set_second_stage(Some(exponent))?;
+        Ok(self)
+    }
+
+    /// Sets the second stage of the next plans ([`with_second_stage`](Self::with_second_stage)),
+    /// or removes it (`None`: the round problem's own choice of where the jobs run), between
+    /// plans: for a caller that softens its weights only in some rounds (the simulator's `sts`
+    /// policy runs it only where least attained service weights the jobs). Validated like
+    /// `with_second_stage`; on error nothing changes.
+    ///
+    /// ```
+    /// use stsfair::{Dp, Instance, RoundScheduler};
+    ///
+    /// let cluster = Instance::builder().gpu_type("v100", 1, 1, &[1]).build()?;
+    /// let mut s = RoundScheduler::new(&cluster, Dp::default()).with_second_stage(0.5)?;
+    /// s.set_second_stage(None)?;
+    /// assert_eq!(s.second_stage(), None);
+    /// assert!(s.set_second_stage(Some(2.0)).is_err());
+    /// assert_eq!(s.second_stage(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_second_stage(&mut self, exponent: Option<f64>) -> Result<(), RoundError> {
+        if let Some(exponent) = exponent.filter(|e| !(0.0..=1.0).contains(e)) {
             return Err(RoundError::InvalidSetting {
                 setting: "second stage exponent",
                 rule: "must be in [0, 1]",
                 got: exponent.to_string(),
             });
         }
-        self.second_stage = (exponent < 1.0).then_some(exponent);
-        Ok(self)
+        self.second_stage = exponent.filter(|&e| e < 1.0);
+        Ok(())
     }
 
     /// The exponent of the second stage, if any ([`RoundScheduler::with_second_stage`]).

@@ -24,6 +24,13 @@ enum WeightsArg {
     AttainedGpu,
 }
 
+/// `--sts-second-stage-rounds`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SecondStageRoundsArg {
+    Attained,
+    All,
+}
+
 /// `--sts-crowding-hold`.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum OnOff {
@@ -110,6 +117,12 @@ pub struct SimulateArgs {
     /// problem's own choice; docs/rounds.md, "Who runs, then where").
     #[arg(long, value_name = "EXPONENT|off", default_value_t = policies::sts::DEFAULT_SECOND_STAGE.to_string())]
     sts_second_stage: String,
+    /// In which rounds sts's second stage runs: `attained`, only where the attained-service
+    /// weights apply (crowded rounds and the hold after them; the default); `all`, every round
+    /// whose chosen jobs' weights differ, as until the thirtieth session (docs/results.md, "The
+    /// second stage only where attained service weights the jobs").
+    #[arg(long, value_enum, value_name = "attained|all", default_value_t = SecondStageRoundsArg::Attained)]
+    sts_second_stage_rounds: SecondStageRoundsArg,
     /// When sts's attained-service weights apply: only in rounds where the active jobs are more
     /// than RATIO times the cluster's GPUs (jobs counted, not their workers), and after such a
     /// round until the next arrival (`--sts-crowding-hold`); in other rounds every job has its
@@ -347,6 +360,10 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         "--sts-second-stage",
         "an exponent in [0, 1]",
     )?;
+    options.sts_second_stage_rounds = match args.sts_second_stage_rounds {
+        SecondStageRoundsArg::Attained => policies::sts::SecondStageRounds::Attained,
+        SecondStageRoundsArg::All => policies::sts::SecondStageRounds::All,
+    };
     options.sts_crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
     options.sts_crowding_hold = args.sts_crowding_hold == OnOff::On;
     options.sts_promotion = number_or_off(&args.sts_promotion, "--sts-promotion", "a factor >= 0")?;

@@ -672,6 +672,53 @@ fn simulate_takes_sts_crowding_hold() {
     assert_ne!(off, default);
 }
 
+/// `--sts-second-stage-rounds` is `attained` by default: on a multi-GPU mix that is never
+/// crowded that is the run without a second stage, and `all` (the second stage in every round
+/// whose weights differ) another; a bad value exits 2 naming the flag.
+#[test]
+fn simulate_takes_sts_second_stage_rounds() {
+    let multi = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--jobs",
+            "30",
+            "--rate",
+            "12",
+            "--seed",
+            "3",
+            "--multi-gpu",
+            "--cluster",
+            "v100=8,p100=8,k80=8",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        (
+            v["avg_jct_h"].as_f64().unwrap(),
+            v["makespan_h"].as_f64().unwrap(),
+        )
+    };
+    let default = multi(&[]);
+    assert_eq!(multi(&["--sts-second-stage-rounds", "attained"]), default);
+    assert_eq!(multi(&["--sts-second-stage", "off"]), default);
+    assert_ne!(multi(&["--sts-second-stage-rounds", "all"]), default);
+    let r = run(&[
+        "simulate",
+        "--jobs",
+        "5",
+        "--sts-second-stage-rounds",
+        "some",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--sts-second-stage-rounds"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// `--sts-promotion` is 4 by default, and takes a factor or `off`.
 #[test]
 fn simulate_takes_sts_promotion() {

@@ -569,6 +569,47 @@ fn sts_second_stage_is_on_by_default_and_moves_jobs_between_types() {
     );
 }
 
+/// sts's second stage runs only where the attained-service weights apply by default: on a
+/// multi-GPU mix that is never crowded (the weights differ only by the workers' factor) the
+/// schedule is the one without a second stage and not the one with it in every round; on a
+/// crowded single-GPU run both rules give one schedule (its uncrowded rounds have equal
+/// weights, where the second stage has nothing to do).
+#[test]
+fn sts_second_stage_runs_only_where_attained_service_applies() {
+    use policies::sts::SecondStageRounds;
+    let table = table();
+    let config = SimConfig::default();
+    let cluster = "v100=8,p100=8,k80=8";
+    let defaults = PolicyOptions::default();
+    assert_eq!(
+        defaults.sts_second_stage_rounds,
+        SecondStageRounds::Attained
+    );
+    let mut all = defaults.clone();
+    all.sts_second_stage_rounds = SecondStageRounds::All;
+    let mut off = defaults.clone();
+    off.sts_second_stage = None;
+    // 30 jobs never outnumber 1.5 times the 24 GPUs (`sts_weights_count_the_workers_by_default`).
+    let few = &multi_gpu_mix(&table)[..30];
+    let attained = run_with(&table, cluster, few, "sts", &config, &defaults);
+    sane(&attained, config.lambda);
+    assert_eq!(
+        attained.jobs,
+        run_with(&table, cluster, few, "sts", &config, &off).jobs
+    );
+    let everywhere = run_with(&table, cluster, few, "sts", &config, &all);
+    sane(&everywhere, config.lambda);
+    assert_ne!(
+        attained.jobs, everywhere.jobs,
+        "the second stage in every round changed nothing"
+    );
+    let single = generated(&table, 60, 12.0, 2);
+    assert_eq!(
+        run_with(&table, CROWDED, &single, "sts", &config, &defaults).jobs,
+        run_with(&table, CROWDED, &single, "sts", &config, &all).jobs
+    );
+}
+
 /// sts's attained service counts a distributed job's service once by default: on single-GPU
 /// jobs that is the same schedule as counting GPU time, on a multi-GPU mix another one (the
 /// distributed jobs keep larger weights).

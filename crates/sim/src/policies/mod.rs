@@ -97,6 +97,12 @@ pub struct PolicyOptions {
     /// `Some(`[`sts::DEFAULT_SECOND_STAGE`]`)` (0.5), chosen by measurement (docs/results.md,
     /// "Work per busy GPU").
     pub sts_second_stage: Option<f64>,
+    /// In which rounds `sts`'s second stage runs: by default
+    /// [`sts::SecondStageRounds::Attained`], only where the attained-service weights apply
+    /// (chosen by measurement, docs/results.md, "The second stage only where attained service
+    /// weights the jobs"); [`sts::SecondStageRounds::All`] is the rule until the thirtieth
+    /// session.
+    pub sts_second_stage_rounds: sts::SecondStageRounds,
     /// When `sts`'s attained-service weights apply ([`sts::Weights::Attained`] and
     /// [`sts::Weights::AttainedGpu`]): only in rounds where the active jobs are more than this
     /// many times the cluster's GPUs (jobs counted, not their workers: since the twenty-seventh
@@ -201,6 +207,7 @@ impl Default for PolicyOptions {
                 .map(|&(name, sum)| (name.to_string(), sum))
                 .collect(),
             sts_second_stage: Some(sts::DEFAULT_SECOND_STAGE),
+            sts_second_stage_rounds: sts::SecondStageRounds::Attained,
             sts_crowding: Some(sts::DEFAULT_CROWDING),
             sts_crowding_hold: true,
             sts_promotion: Some(sts::DEFAULT_PROMOTION),

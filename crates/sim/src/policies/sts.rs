@@ -92,7 +92,9 @@
 //! the fast types whatever they gain there and the old ones run on the K80s at a fifth of their
 //! speed (docs/results.md, "Work per busy GPU"). After the round problem chooses who runs,
 //! where those jobs run is chosen again, exactly, with the weights' square roots; every fairness
-//! minimum still holds.
+//! minimum still holds. Since the thirtieth session only in the rounds where the attained-service
+//! weights apply ([`PolicyOptions::sts_second_stage_rounds`]): elsewhere the weights differ only
+//! by distributed jobs' size factors, and softening those made multi-GPU jobs wait longer.
 //!
 //! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
 //! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
@@ -237,6 +239,8 @@ pub struct Sts {
     pairing: Option<Pairing>,
     /// The exponent of the round scheduler's second stage (`PolicyOptions::sts_second_stage`).
     second_stage: Option<f64>,
+    /// In which rounds the second stage runs (`PolicyOptions::sts_second_stage_rounds`).
+    second_stage_rounds: SecondStageRounds,
     /// When attained service weights the jobs (`PolicyOptions::sts_crowding` and
     /// `PolicyOptions::sts_crowding_hold`).
     crowding: Crowding,
@@ -346,6 +350,24 @@ pub const DEFAULT_PAIRING_BY_TYPE: &[(&str, f64)] = &[("k80", 1.0), ("p100", f64
 /// with the square roots of the weights. Chosen by measurement (docs/results.md, "Work per busy
 /// GPU": seeds 0-2 chose it, seeds 3-5 gain as well; exponent 0 loses JCT).
 pub const DEFAULT_SECOND_STAGE: f64 = 0.5;
+
+/// In which rounds `sts`'s second stage runs ([`PolicyOptions::sts_second_stage_rounds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecondStageRounds {
+    /// Only in rounds where the attained-service weights apply ([`Weights::Attained`] or
+    /// [`Weights::AttainedGpu`], in a crowded round or the hold after one), the weights it was
+    /// made to soften: they span orders of magnitude there. The default since the thirtieth
+    /// session, chosen by measurement (docs/results.md, "The second stage only where attained
+    /// service weights the jobs"): in the other rounds the weights differ only by the size factor
+    /// of distributed jobs ([`job_weight`]), and softening that one made the multi-GPU mix at 2.6
+    /// jobs/h wait longer on every seed. Single-GPU runs are unchanged: there the weights of an
+    /// uncrowded round are all equal, and the second stage had nothing to do.
+    #[default]
+    Attained,
+    /// In every round where the chosen jobs' weights differ (the rule until the thirtieth
+    /// session).
+    All,
+}
 
 /// Checks the second stage's exponent ([`PolicyOptions::sts_second_stage`]): in [0, 1], or
 /// `None` (off).
@@ -592,6 +614,7 @@ impl Sts {
                     ..Pairing::default()
                 }),
             second_stage: options.sts_second_stage,
+            second_stage_rounds: options.sts_second_stage_rounds,
             crowding: Crowding::new(options.sts_crowding, options.sts_crowding_hold),
             promotion: options.sts_promotion,
         })
@@ -850,13 +873,14 @@ impl Scheduler for Sts {
         if state.active.is_empty() {
             return Ok(Vec::new());
         }
-        if self.weights != Weights::Trace {
-            // Attained service orders the jobs only in a crowded round, or until the next
-            // arrival after one (module docs); otherwise every job has its trace weight.
-            // Service is counted either way.
-            let by_attained = self
+        // Attained service orders the jobs only in a crowded round, or until the next arrival
+        // after one (module docs); otherwise every job has its trace weight. Service is counted
+        // either way.
+        let by_attained = self.weights != Weights::Trace
+            && self
                 .crowding
                 .applies(state.active.len(), state.cluster.gpus());
+        if self.weights != Weights::Trace {
             let weights: Vec<(String, f64)> = state
                 .active
                 .iter()
@@ -875,6 +899,16 @@ impl Scheduler for Sts {
             for (label, w) in weights {
                 inner.set_weight(&label, w).map_err(Sts::error)?;
             }
+        }
+        if self.second_stage.is_some() {
+            let stage = match self.second_stage_rounds {
+                SecondStageRounds::Attained => self.second_stage.filter(|_| by_attained),
+                SecondStageRounds::All => self.second_stage,
+            };
+            // Checked in `new`.
+            self.inner(state)?
+                .set_second_stage(stage)
+                .map_err(Sts::error)?;
         }
         let start = Instant::now();
         if self.pairing.is_some() {
