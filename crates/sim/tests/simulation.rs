@@ -547,7 +547,7 @@ fn sts_promotes_starved_jobs_by_default() {
     );
 }
 
-/// sts's second stage is on by default (exponent 0.5): on a crowded run on three GPU types it
+/// sts's second stage is on by default (exponent 0.25): on a crowded run on three GPU types it
 /// changes where jobs run, the runs stay sane and deterministic, and with trace weights (all
 /// equal, so that both stages value every option alike) it changes nothing.
 #[test]
@@ -556,7 +556,7 @@ fn sts_second_stage_is_on_by_default_and_moves_jobs_between_types() {
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let mut off = PolicyOptions::default();
-    assert_eq!(off.sts_second_stage, Some(0.5));
+    assert_eq!(off.sts_second_stage, Some(0.25));
     off.sts_second_stage = None;
     defaults_differ_from(&table, &jobs, &off, "second stage");
     let mut equal = PolicyOptions::default();

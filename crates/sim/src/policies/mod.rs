@@ -94,8 +94,8 @@ pub struct PolicyOptions {
     /// after the round problem chooses who runs with the jobs' weights, where the chosen jobs run
     /// is chosen again with the weights raised to this exponent (0: the most normalized
     /// throughput; 1 or `None`: the round problem's own choice). By default
-    /// `Some(`[`sts::DEFAULT_SECOND_STAGE`]`)` (0.5), chosen by measurement (docs/results.md,
-    /// "Work per busy GPU").
+    /// `Some(`[`sts::DEFAULT_SECOND_STAGE`]`)` (0.25), chosen by measurement (docs/results.md,
+    /// "Work per busy GPU", "The second stage's exponent where only crowded rounds have it").
     pub sts_second_stage: Option<f64>,
     /// In which rounds `sts`'s second stage runs: by default
     /// [`sts::SecondStageRounds::Attained`], only where the attained-service weights apply
