@@ -601,6 +601,19 @@ impl Scheduler {
         self.inner.solver_name()
     }
 
+    /// The second stage's exponent, or `None` (none; an exponent of 1 is none as well).
+    #[getter]
+    fn second_stage(&self) -> Option<f64> {
+        self.inner.second_stage()
+    }
+
+    /// Sets the second stage of the next plans between plans (`RoundScheduler::set_second_stage`):
+    /// an exponent in [0, 1] or `None`; outside [0, 1] raises `SchedulerError` and changes nothing.
+    #[setter]
+    fn set_second_stage(&mut self, exponent: Option<f64>) -> PyResult<()> {
+        self.inner.set_second_stage(exponent).map_err(round_error)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<stsfair.RoundScheduler solver={:?} jobs={} round={}>",

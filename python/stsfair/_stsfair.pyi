@@ -58,6 +58,11 @@ class RoundScheduler:
     @property
     def solver(self) -> str:
         """The solver's name."""
+    @property
+    def second_stage(self) -> Optional[float]:
+        """The second stage's exponent, or None (an exponent of 1 reads back as None). Settable between plans: an exponent in [0, 1] or None; SchedulerError outside [0, 1], and nothing changes."""
+    @second_stage.setter
+    def second_stage(self, exponent: Optional[float]) -> None: ...
 
 class GavelThroughputs:
     """Gavel's measured throughputs (vendored): worker types, job types, solo and pair throughputs."""

@@ -292,6 +292,18 @@ def test_second_stage_choice():
     for bad in (-0.5, 1.5, float("nan")):
         with pytest.raises(stsfair.SchedulerError, match=r"second stage exponent must be in \[0, 1\]"):
             stsfair.RoundScheduler(cluster, second_stage=bad)
+    # Settable between plans (as the simulator's sts policy does, only in crowded rounds).
+    assert staged.second_stage == 0.5 and stsfair.RoundScheduler(cluster).second_stage is None
+    staged.second_stage = None
+    assert staged.second_stage is None and where(staged.plan()) == ["v100", "k80"]
+    staged.second_stage = 0.5
+    assert where(staged.plan()) == ["k80", "v100"]
+    for bad in (-0.5, 1.5, float("nan")):
+        with pytest.raises(stsfair.SchedulerError, match=r"second stage exponent must be in \[0, 1\]"):
+            staged.second_stage = bad
+        assert staged.second_stage == 0.5
+    staged.second_stage = 1.0
+    assert staged.second_stage is None
 
 
 def test_the_python_example_runs():

@@ -92,16 +92,18 @@
 //! the fast types whatever they gain there and the old ones run on the K80s at a fifth of their
 //! speed (docs/results.md, "Work per busy GPU"). After the round problem chooses who runs,
 //! where those jobs run is chosen again, exactly, with the weights' fourth roots (square roots
-//! until the thirtieth session); every fairness minimum still holds. Since the thirtieth session only in the rounds where the attained-service
-//! weights apply ([`PolicyOptions::sts_second_stage_rounds`]): elsewhere the weights differ only
-//! by distributed jobs' size factors, and softening those made multi-GPU jobs wait longer.
+//! until the thirtieth session); every fairness minimum still holds. Since the thirtieth
+//! session only in the rounds where the attained-service weights apply
+//! ([`PolicyOptions::sts_second_stage_rounds`]): elsewhere the weights differ only by
+//! distributed jobs' size factors, and softening those made multi-GPU jobs wait longer.
 //!
 //! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
 //! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
 //! reports how often (`solver_fallbacks`).
 //!
 //! Per round: one round-problem solve (three when relaxing: the infeasible one, the count problem
-//! and the relaxed round), one more for the second stage, O(n) instance building, and placement.
+//! and the relaxed round), one more for the second stage in the rounds that have it, O(n)
+//! instance building, and placement.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
