@@ -89,8 +89,9 @@ pub struct SimulateArgs {
     /// How a distributed job's sts weight grows with its workers d: it weighs d^P times a
     /// one-worker job, P in [0, 1]. 0: one weight a job (the rule until the twenty-seventh
     /// session); 1: the same share of time for every job, as Gavel's max-min fairness, and a GPU
-    /// worth as much in a job of any size; 0.5 by default (docs/results.md, "Weights that count
-    /// the workers").
+    /// worth as much in a job of any size; 0.6 by default, 0.5 until the thirtieth session
+    /// (docs/results.md, "Weights that count the workers", "The size exponent once the second
+    /// stage is confined").
     #[arg(long, value_name = "P", default_value_t = policies::sts::DEFAULT_SIZE_EXPONENT)]
     sts_size_exponent: f64,
     /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
