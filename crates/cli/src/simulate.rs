@@ -89,7 +89,7 @@ pub struct SimulateArgs {
     /// How a distributed job's sts weight grows with its workers d: it weighs d^P times a
     /// one-worker job, P in [0, 1]. 0: one weight a job (the rule until the twenty-seventh
     /// session); 1: the same share of time for every job, as Gavel's max-min fairness, and a GPU
-    /// worth as much in a job of any size; 0.6 by default, 0.5 until the thirtieth session
+    /// worth as much in a job of any size; 0.75 by default, 0.5 until the thirtieth session
     /// (docs/results.md, "Weights that count the workers", "The size exponent once the second
     /// stage is confined").
     #[arg(long, value_name = "P", default_value_t = policies::sts::DEFAULT_SIZE_EXPONENT)]

@@ -646,7 +646,7 @@ fn simulate_passes_sts_fairness_parameters() {
     }
 }
 
-/// `--sts-size-exponent` takes an exponent in [0, 1] (0.6 by default); on single-GPU jobs, whose
+/// `--sts-size-exponent` takes an exponent in [0, 1] (0.75 by default); on single-GPU jobs, whose
 /// factor is 1 whatever the exponent, every one gives the default run.
 #[test]
 fn simulate_takes_sts_size_exponent() {

@@ -636,7 +636,7 @@ fn sts_attained_service_counts_distributed_jobs_once() {
     assert_ne!(once.jobs, per_gpu.jobs, "counting GPU time changed nothing");
 }
 
-/// sts weights a distributed job by its workers to the power 0.6 by default: on single-GPU
+/// sts weights a distributed job by its workers to the power 0.75 by default: on single-GPU
 /// jobs that is the same schedule as one weight a job (exponent 0; every factor is 1), on a
 /// multi-GPU mix another one, and exponent 1 a third, with equal weights as well as with
 /// attained service.
@@ -646,7 +646,7 @@ fn sts_weights_count_the_workers_by_default() {
     let config = SimConfig::default();
     let cluster = "v100=8,p100=8,k80=8";
     let defaults = PolicyOptions::default();
-    assert_eq!(defaults.sts_size_exponent, 0.6);
+    assert_eq!(defaults.sts_size_exponent, 0.75);
     let mut one = defaults.clone();
     one.sts_size_exponent = 0.0;
     let single = generated(&table, 40, 12.0, 3);
@@ -660,7 +660,7 @@ fn sts_weights_count_the_workers_by_default() {
         policies::sts::Weights::Trace,
     ] {
         let mut runs = Vec::new();
-        for p in [0.0, 0.6, 1.0] {
+        for p in [0.0, 0.75, 1.0] {
             let mut options = defaults.clone();
             options.sts_weights = weights;
             options.sts_size_exponent = p;
@@ -670,11 +670,11 @@ fn sts_weights_count_the_workers_by_default() {
         }
         assert_ne!(
             runs[0], runs[1],
-            "{weights:?}: exponents 0 and 0.6 gave one schedule"
+            "{weights:?}: exponents 0 and 0.75 gave one schedule"
         );
         assert_ne!(
             runs[1], runs[2],
-            "{weights:?}: exponents 0.6 and 1 gave one schedule"
+            "{weights:?}: exponents 0.75 and 1 gave one schedule"
         );
     }
     // Crowding counts jobs, not their GPUs: 30 jobs never outnumber 1.5 times the 24 GPUs, so

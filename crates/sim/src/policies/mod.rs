@@ -67,7 +67,7 @@ pub struct PolicyOptions {
     /// to this exponent in [0, 1] times a one-worker job ([`sts::job_weight`]). 0: one weight a
     /// job, the rule until the twenty-seventh session; 1: the same share of time for every job,
     /// as Gavel's max-min fairness, and a GPU worth as much in a job of any size. By default
-    /// [`sts::DEFAULT_SIZE_EXPONENT`] (0.6), chosen by measurement (docs/results.md, "Weights
+    /// [`sts::DEFAULT_SIZE_EXPONENT`] (0.75), chosen by measurement (docs/results.md, "Weights
     /// that count the workers", "The size exponent once the second stage is confined").
     pub sts_size_exponent: f64,
     /// Whether `sts` prices the fairness service of forced jobs with the long-run LP's duals

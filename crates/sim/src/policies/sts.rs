@@ -76,8 +76,8 @@
 //! overload of issue 14 it moves the mean JCT by 0.05%; where the rounds are not crowded it
 //! cannot act (docs/results.md, "Starvation promotion past saturation").
 //!
-//! **Weights that count the workers** ([`PolicyOptions::sts_size_exponent`], 0.6 by default;
-//! 0.5 until the thirtieth session). A job of d_j workers weighs d_j^0.6 times a one-worker job
+//! **Weights that count the workers** ([`PolicyOptions::sts_size_exponent`], 0.75 by default;
+//! 0.5 until the thirtieth session). A job of d_j workers weighs d_j^0.75 times a one-worker job
 //! ([`job_weight`]). With one weight
 //! a job (exponent 0, the rule until the twenty-seventh session) a GPU of an 8-GPU job was worth
 //! an eighth of a single-GPU job's, the single-GPU jobs kept whole GPUs that pairs could have
@@ -172,17 +172,18 @@ impl Weights {
 }
 
 /// The default exponent of sts's size weights ([`PolicyOptions::sts_size_exponent`]): a job of
-/// d workers weighs d^0.6 times a one-worker job ([`job_weight`]). Chosen by measurement
+/// d workers weighs d^0.75 times a one-worker job ([`job_weight`]). Chosen by measurement
 /// (docs/results.md, "Weights that count the workers"): with multi-GPU jobs arriving at 2.6
 /// jobs/h, exponent 0 (one weight a job, the rule until the twenty-seventh session) let the
 /// 8-GPU jobs queue until the cluster clogged on two seeds of three; exponent 1 (weights by
 /// workers: the same share of time for every job, as in Gavel's max-min fairness, and a GPU
 /// worth as much in a job of any size) ends the clog but makes the single-GPU jobs wait; 0.5
-/// gave a lower JCT than 1 on 5 of 6 seeds and the lowest worst rho on all. 0.6 since the
+/// gave a lower JCT than 1 on 5 of 6 seeds and the lowest worst rho on all. 0.75 since the
 /// thirtieth session (docs/results.md, "The size exponent once the second stage is confined"):
 /// with the second stage only in crowded rounds, 0.6 gives a lower JCT than 0.5 on every one
-/// of 12 seeds at 2.6 multi-GPU jobs/h, and 0.75 lower still on the five seeds measured.
-pub const DEFAULT_SIZE_EXPONENT: f64 = 0.6;
+/// of 12 seeds at 2.6 multi-GPU jobs/h, 0.75 lower still on 10 of them (every seed at 1.1x of
+/// gavel-mmf-ss's or more) and at 3.0 jobs/h, and 1 loses to 0.75.
+pub const DEFAULT_SIZE_EXPONENT: f64 = 0.75;
 
 /// Checks the exponent of sts's size weights ([`PolicyOptions::sts_size_exponent`]): in [0, 1].
 pub fn check_size_exponent(exponent: f64) -> Result<(), SimError> {
@@ -1045,11 +1046,11 @@ mod weights_and_pairing_tests {
     }
 
     /// Worked by hand: an 8-worker job of trace weight 1 weighs 8 with exponent 1, 1 with
-    /// exponent 0 and 8^0.5 with 0.5 (the default is 0.6); 2 h of attained service divide each
+    /// exponent 0 and 8^0.5 with 0.5 (the default is 0.75); 2 h of attained service divide each
     /// by 3; a one-worker job weighs the same whatever the exponent.
     #[test]
     fn size_weights_by_hand() {
-        assert_eq!(DEFAULT_SIZE_EXPONENT, 0.6);
+        assert_eq!(DEFAULT_SIZE_EXPONENT, 0.75);
         assert_eq!(job_weight(1.0, 1.0, 8, None), 8.0);
         assert_eq!(job_weight(0.0, 1.0, 8, None), 1.0);
         assert_eq!(job_weight(0.5, 1.0, 8, None), 8f64.sqrt());
