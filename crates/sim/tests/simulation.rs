@@ -365,6 +365,9 @@ fn window_limits_the_metrics_and_the_run() {
 /// GPUs of each type, half-GPU slots.
 const CROWDED: &str = "v100=3,p100=3,k80=3";
 
+/// The multi-GPU tests' cluster: room for Gavel's 8-worker jobs on every type.
+const ROOM_FOR_8: &str = "v100=8,p100=8,k80=8";
+
 /// sts with the defaults on [`CROWDED`] is sane and deterministic, and its schedule differs from
 /// the one with `off` (the defaults with one step turned off, named `what`).
 fn defaults_differ_from(
@@ -579,7 +582,7 @@ fn sts_second_stage_runs_only_where_attained_service_applies() {
     use policies::sts::SecondStageRounds;
     let table = table();
     let config = SimConfig::default();
-    let cluster = "v100=8,p100=8,k80=8";
+    let cluster = ROOM_FOR_8;
     let defaults = PolicyOptions::default();
     assert_eq!(
         defaults.sts_second_stage_rounds,
@@ -617,8 +620,7 @@ fn sts_second_stage_runs_only_where_attained_service_applies() {
 fn sts_attained_service_counts_distributed_jobs_once() {
     let table = table();
     let config = SimConfig::default();
-    // Room for Gavel's 8-worker jobs on every type.
-    let cluster = "v100=8,p100=8,k80=8";
+    let cluster = ROOM_FOR_8;
     let defaults = PolicyOptions::default();
     assert_eq!(defaults.sts_weights, policies::sts::Weights::Attained);
     let mut gpu = defaults.clone();
@@ -644,7 +646,7 @@ fn sts_attained_service_counts_distributed_jobs_once() {
 fn sts_weights_count_the_workers_by_default() {
     let table = table();
     let config = SimConfig::default();
-    let cluster = "v100=8,p100=8,k80=8";
+    let cluster = ROOM_FOR_8;
     let defaults = PolicyOptions::default();
     assert_eq!(defaults.sts_size_exponent, 0.75);
     let mut one = defaults.clone();

@@ -708,11 +708,8 @@ impl Sts {
                 };
                 if matched { 0.0 } else { slowdown + 1.0 }
             };
-            let mut scheduler = RoundScheduler::new(&cluster, solver).with_colocation(model);
-            if let Some(exponent) = self.second_stage {
-                // Checked in `new`.
-                scheduler = scheduler.with_second_stage(exponent).map_err(Sts::error)?;
-            }
+            // The second stage is set in `plan`, round by round.
+            let scheduler = RoundScheduler::new(&cluster, solver).with_colocation(model);
             #[cfg(feature = "highs")]
             let scheduler = if self.prices {
                 scheduler.with_service_prices(stsfair::bound::LongRunPrices::default())
@@ -910,16 +907,15 @@ impl Scheduler for Sts {
                 inner.set_weight(&label, w).map_err(Sts::error)?;
             }
         }
-        if self.second_stage.is_some() {
-            let stage = match self.second_stage_rounds {
-                SecondStageRounds::Attained => self.second_stage.filter(|_| by_attained),
-                SecondStageRounds::All => self.second_stage,
-            };
-            // Checked in `new`.
-            self.inner(state)?
-                .set_second_stage(stage)
-                .map_err(Sts::error)?;
-        }
+        // Which rounds have the second stage depends on the crowding, so it is set every round.
+        let stage = match self.second_stage_rounds {
+            SecondStageRounds::Attained => self.second_stage.filter(|_| by_attained),
+            SecondStageRounds::All => self.second_stage,
+        };
+        // Checked in `new`.
+        self.inner(state)?
+            .set_second_stage(stage)
+            .map_err(Sts::error)?;
         let start = Instant::now();
         if self.pairing.is_some() {
             self.pair(state)?;
