@@ -99,6 +99,7 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
     // choices and, if bounded, its fairness row.
     let mut rows = capacity.len();
     let mut fair_rows: Vec<(usize, usize)> = Vec::new();
+    let mut columns = 0usize;
     for (c, members) in classes.iter().enumerate() {
         let job = &problem.jobs[members[0]];
         if job.options.is_empty() {
@@ -125,7 +126,20 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
                 entries.push((fair, n * o.sigma));
             }
             pb.add_column(n * o.value, 0.0.., entries);
+            columns += 1;
         }
+    }
+    // No job has an admissible option (no jobs, or slots larger than every type's capacity):
+    // then no job has a fairness row either, and the only schedule, all idle, is worth 0.
+    // HiGHS answers a model without columns with `ModelEmpty` rather than an optimum.
+    if columns == 0 {
+        return Ok(Some(LongRunBound {
+            objective: 0.0,
+            share,
+            bounded_jobs,
+            capped_jobs,
+            prices: vec![0.0; problem.jobs.len()],
+        }));
     }
     // HiGHS fixes its thread pool per thread at the first solve (see `Ilp`): solve on a thread
     // of its own so that the bound never clashes with an ILP solved on the caller's thread.
@@ -262,6 +276,29 @@ mod tests {
             assert_eq!((b.bounded_jobs, b.capped_jobs), (2, 0));
         }
         assert!(long_run_bound(&instance, 0.0).is_err());
+    }
+
+    /// No admissible option anywhere (a type of no GPUs; no jobs at all): the bound is 0, every
+    /// price 0, without asking HiGHS, which calls a model without columns `ModelEmpty` (until
+    /// the thirty-first session `stsfair bound` and `rounds` failed there with exit 1).
+    #[test]
+    fn no_admissible_option_bounds_at_zero() {
+        let no_gpus = Instance::builder()
+            .gpu_type("g", 0, 4, &[4])
+            .job(JobSpec::new("x").time("g", 4, 1.0))
+            .job(JobSpec::new("y").time("g", 4, 2.0))
+            .build()
+            .unwrap();
+        let no_jobs = Instance::builder()
+            .gpu_type("g", 2, 4, &[4])
+            .build()
+            .unwrap();
+        for (instance, jobs) in [(&no_gpus, 2), (&no_jobs, 0)] {
+            let b = long_run_bound(instance, 0.95).unwrap().unwrap();
+            assert_eq!(b.objective, 0.0);
+            assert_eq!(b.prices, vec![0.0; jobs]);
+            assert_eq!((b.bounded_jobs, b.capped_jobs), (0, 0));
+        }
     }
 
     /// Unequal weights: the requirements take the GPU in proportion, the rest goes to the job of

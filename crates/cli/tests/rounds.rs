@@ -161,13 +161,56 @@ fn cli_rounds_prices() {
     assert!(err.contains("--prices"), "{err}");
 }
 
+/// A cluster where no job can run (a type of no GPUs) or no job at all: `rounds` with the LP
+/// prices and `bound` answer a bound of 0 (until the thirty-first session both failed with exit
+/// 1: HiGHS calls a model without columns `ModelEmpty`).
+#[test]
+fn cli_rounds_and_bound_on_a_cluster_where_nothing_can_run() {
+    if !cfg!(feature = "highs") {
+        return;
+    }
+    let no_gpus = Instance::builder()
+        .name("no-gpus")
+        .gpu_type("g", 0, 4, &[4])
+        .job(JobSpec::new("x").time("g", 4, 1.0))
+        .build()
+        .unwrap();
+    let no_jobs = Instance::builder()
+        .name("no-jobs")
+        .gpu_type("g", 1, 4, &[4])
+        .build()
+        .unwrap();
+    for (name, instance, jobs) in [("no-gpus.json", &no_gpus, 1), ("no-jobs.json", &no_jobs, 0)] {
+        let path = temp_file(name, &instance.to_json());
+        let file = path.to_string_lossy();
+        let (code, out, err) = stsfair(&["rounds", &file, "--rounds", "3", "--json"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(doc["lp_bound"], json!(0.0), "{name}");
+        assert_eq!(doc["mean_objective"], json!(0.0), "{name}");
+        assert_eq!(doc["jobs"].as_array().map(Vec::len), Some(jobs), "{name}");
+        let (code, out, err) = stsfair(&["bound", &file]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.contains("lp bound   0.000000000"), "{name}: {out}");
+    }
+}
+
 #[test]
 fn cli_rounds_rejects_bad_usage() {
     let path = temp_file("alternate-usage.json", &alternating_instance().to_json());
     let file = path.to_string_lossy();
     let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "0"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--rounds must be >= 1 (got 0)"), "{err}");
+    assert!(
+        err.contains("--rounds must be between 1 and 1,000,000"),
+        "{err}"
+    );
+    assert!(err.contains("(got 0)"), "{err}");
+    // Past the limit the report's records would grow without bound: refused before any round.
+    let (code, out, err) = stsfair(&["rounds", &file, "--rounds", "1000001"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("(got 1000001)"), "{err}");
     let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "3", "--solver", "nope"]);
     assert_eq!(code, 2);
     assert!(err.contains("--solver must be one of"), "{err}");
