@@ -259,6 +259,18 @@ fn flag_error(e: SimError) -> Failure {
     }
 }
 
+/// A run's error: exit 2 naming the flag where it is in what was given (`--round-seconds 0`, a
+/// window past the jobs, a job no GPU type can run), 1 where the run itself failed.
+fn run_error(e: SimError) -> Failure {
+    match e {
+        SimError::Setting { setting, .. } if setting == "round_seconds" || setting == "window" => {
+            flag_error(e)
+        }
+        e if e.is_input() => Failure::input(e),
+        e => Failure::other(e),
+    }
+}
+
 pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     let sts_fairness = Fairness {
         lambda: args.lambda,
@@ -427,7 +439,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             scheduler.as_mut(),
             &mut progress,
         )
-        .map_err(Failure::other)?;
+        .map_err(run_error)?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }

@@ -139,6 +139,25 @@ pub enum SimError {
     },
 }
 
+impl SimError {
+    /// Whether the error is in what the caller gave (the cluster, the jobs, a setting, a policy
+    /// name) rather than in a run: a command-line tool exits with its usage code for these
+    /// (FORMAT.md: 2), and with 1 for a solver failure, an invalid placement or a stall.
+    pub fn is_input(&self) -> bool {
+        match self {
+            SimError::Cluster { .. }
+            | SimError::UnknownJobType { .. }
+            | SimError::Unrunnable { .. }
+            | SimError::Setting { .. }
+            | SimError::Fairness { .. }
+            | SimError::UnknownPolicy { .. } => true,
+            SimError::Solver { .. }
+            | SimError::InvalidPlacement { .. }
+            | SimError::Stalled { .. } => false,
+        }
+    }
+}
+
 /// One GPU type of the simulated cluster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterType {

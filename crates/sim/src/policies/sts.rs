@@ -577,11 +577,15 @@ impl Sts {
         _config: &SimConfig,
         options: &PolicyOptions,
     ) -> Result<Sts, SimError> {
-        if options.sts_units == 0 {
+        // The round problem's own limit on units per GPU (its message below names 1024; the
+        // assertion keeps the two in step), checked here so that a bad setting is refused
+        // before the run rather than at the first arrival.
+        const _: () = assert!(stsfair::instance::MAX_UNITS == 1024);
+        if !(1..=stsfair::instance::MAX_UNITS).contains(&u64::from(options.sts_units)) {
             return Err(SimError::Setting {
                 setting: "units",
-                rule: "must be at least 1",
-                got: "0".into(),
+                rule: "must be between 1 and 1024 (the round problem's limit on units per GPU)",
+                got: options.sts_units.to_string(),
             });
         }
         check_fairness(&options.sts_fairness)?;
@@ -834,7 +838,10 @@ impl Scheduler for Sts {
                 self.units,
                 &self.ladder,
             ) {
-                if thr > 0.0 {
+                // A slot whose predicted throughput underflows (a 1/1024 GPU under the
+                // composition rule: the product of a thousand slowdowns) has no finite time:
+                // the job does not get it, as a slot it cannot run in.
+                if thr > 0.0 && (1.0 / thr).is_finite() {
                     spec = spec.time(&t.name, u64::from(slot), 1.0 / thr);
                     if let Some(p) = self.pairing.as_mut() {
                         p.arrival_times.entry(id).or_default().push((
