@@ -101,6 +101,16 @@ pub struct GenArgs {
 }
 
 pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
+    // Checked before the names are made (a mistyped --types would allocate them all).
+    if args.gpu_types.is_empty()
+        && args.gavel.is_none()
+        && args.types > stsfair_costs::generate::MAX_TYPES
+    {
+        return Err(Failure::input(format!(
+            "--types must be at most 64 (got {})",
+            args.types
+        )));
+    }
     let names: Vec<String> = match (&args.gavel, args.gpu_types.is_empty()) {
         (_, false) => args.gpu_types.clone(),
         (Some(_), true) => ["v100", "p100", "k80"].map(String::from).to_vec(),

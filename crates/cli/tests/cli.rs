@@ -623,6 +623,54 @@ fn simulate_refuses_bad_estimation_settings_with_exit_2_naming_the_flag() {
     }
 }
 
+/// Settings checked past the argument parser (by the engine when the run starts, by sts's
+/// round problem, by the workload's memory limit) are usage errors too: exit 2 naming the
+/// flag, before any row is written. Until the thirty-first session the first two exited 1.
+#[test]
+fn simulate_refuses_run_settings_with_exit_2_naming_the_flag() {
+    for (bad, flag) in [
+        (&["--round-seconds", "0"][..], "--round-seconds"),
+        (&["--round-seconds", "nan"][..], "--round-seconds"),
+        (
+            &["--window", "0-30"][..],
+            "--window must lie within the jobs",
+        ),
+        (&["--window", "29-30"][..], "30 jobs"),
+    ] {
+        for policy in ["fifo", "sts"] {
+            let (code, stderr, rows) = simulate(&[&["--policy", policy][..], bad].concat());
+            assert_eq!(code, 2, "{policy} {bad:?}: {stderr}");
+            assert!(stderr.contains(flag), "{policy} {bad:?}: {stderr}");
+            assert!(rows.is_empty(), "{policy} {bad:?}");
+        }
+    }
+    // The last job is inside the window: a valid run.
+    let (code, stderr, rows) = simulate(&["--policy", "fifo", "--window", "29-29"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows.len(), 1);
+    // Units past the round problem's limit are refused before the run (they failed at the
+    // first arrival with exit 1); at the limit the smallest slots' throughputs underflow and
+    // those slots are left out, so the run goes through.
+    let (code, stderr, _) = simulate(&["--policy", "sts", "--units", "1025"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("units must be between 1 and 1024"),
+        "{stderr}"
+    );
+    let r = run(&[
+        "simulate", "--jobs", "3", "--policy", "sts", "--units", "1024",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A job count whose jobs would not fit in memory is refused at once, naming the limit.
+    let r = run(&["simulate", "--jobs", "10000001", "--policy", "fifo"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("between 1 and 10,000,000"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// `--lambda`, `--max-debt` and `--credit` reach sts's round scheduler (MODEL.md section 3).
 #[test]
 fn simulate_passes_sts_fairness_parameters() {
@@ -948,4 +996,85 @@ fn simulate_job_log_has_every_window_job_and_adds_up() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("cannot write"), "{stderr}");
     assert!(rows.is_empty());
+}
+
+/// `stsfair bench`: one row per instance (a folder's files in name order), each solver's status
+/// and median seconds, the ratio to the first solver, agreement, the objective; the CSV holds
+/// the same cells; bad usage exits 2 naming the flag. (The command had no test of its own
+/// until the thirty-first session; `src/bench.rs` tests its parts.)
+#[test]
+fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["hand-no-bound", "hand-infeasible"] {
+        std::fs::copy(instance_file(name), dir.join(format!("{name}.json"))).unwrap();
+    }
+    let csv = scratch("bench.csv", "");
+    let r = run(&[
+        "bench",
+        dir.to_str().unwrap(),
+        "--solvers",
+        "dp,dp-dense",
+        "--runs",
+        "3",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", r.stdout);
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "instance",
+            "jobs",
+            "types",
+            "dp_status",
+            "dp_s",
+            "dp-dense_status",
+            "dp-dense_s",
+            "dp-dense/dp",
+            "agree",
+            "objective"
+        ]
+    );
+    let infeasible: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(infeasible[0], "hand-infeasible");
+    assert_eq!((infeasible[3], infeasible[5]), ("infeasible", "infeasible"));
+    assert_eq!((infeasible[8], infeasible[9]), ("yes", "-"));
+    let solved: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(solved[0], "hand-no-bound");
+    assert_eq!((solved[1], solved[2]), ("4", "1"));
+    assert_eq!((solved[3], solved[5]), ("optimal", "optimal"));
+    // The optimum of instances/README.md, as `solve` finds it.
+    assert_eq!((solved[8], solved[9]), ("yes", "2.125000000"));
+    // Times of microseconds, printed to the microsecond: the ratio (of the unrounded medians)
+    // can only be checked for being one.
+    for cell in [solved[4], solved[6], solved[7]] {
+        let x: f64 = cell.parse().unwrap();
+        assert!(x.is_finite() && x >= 0.0, "{cell}");
+    }
+    // The CSV: the same cells, comma-separated.
+    let written = std::fs::read_to_string(&csv).unwrap();
+    let expected: Vec<String> = lines
+        .iter()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(","))
+        .collect();
+    assert_eq!(written.lines().collect::<Vec<_>>(), expected);
+
+    for (args, flag) in [
+        (&["--runs", "0"][..], "--runs"),
+        (&["--runs", "100001"][..], "--runs"),
+        (&["--solvers", "dp,nope"][..], "--solvers"),
+        (&["--time-limit", "0"][..], "--time-limit"),
+    ] {
+        let r = run(&[&["bench", dir.to_str().unwrap()][..], args].concat());
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(flag), "{args:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}");
+    }
+    let r = run(&["bench", "/nonexistent/instances", "--solvers", "dp"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("/nonexistent/instances"), "{}", r.stderr);
 }

@@ -294,6 +294,23 @@ fn unknown_gavel_type_and_bad_parameters_are_errors() {
     assert!(err.to_string().contains("slot_sizes"), "{err}");
     let config = configured(3, Vec::new());
     assert!(generate::synthetic(&config).is_err());
+    // At most MAX_TYPES GPU types, from the library and from the command (whose --types is
+    // refused before it makes the names).
+    let names: Vec<String> = (1..=65).map(|k| format!("gpu{k}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let err = generate::synthetic(&configured(3, gpus(&refs, 1, 4, &[1, 2, 4]))).unwrap_err();
+    assert!(err.to_string().contains("at most 64 gpu types"), "{err}");
+    assert!(generate::synthetic(&configured(3, gpus(&refs[..64], 1, 4, &[1, 2, 4]))).is_ok());
+    for types in ["65", "1000000000000"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stsfair"))
+            .args(["gen", "--types", types])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--types must be at most 64"), "{err}");
+    }
 }
 
 /// Every `stsfair gen ... --out instances/NAME.json` line of instances/README.md, run again,

@@ -26,6 +26,14 @@ use stsfair::instance::{Fairness, Instance, InstanceError, JobSpec, MAX_COUNT};
 /// Most jobs one generated instance may have.
 pub const MAX_JOBS: usize = 1_000_000;
 
+/// Most GPU types one generated instance may have. Every job gets times on every type, so the
+/// instance grows with jobs times types (100 jobs on 100,000 types ran out of time before the
+/// bound was there); real clusters have a handful of types, and the DP's bound searches all
+/// 3^K - 1 directions up to K = 5.
+pub const MAX_TYPES: usize = 64;
+// The messages name the limit.
+const _: () = assert!(MAX_TYPES == 64);
+
 /// A GPU type of a generated instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSpec {
@@ -359,6 +367,13 @@ fn check(config: &GenConfig) -> Result<(), GenError> {
     }
     if config.gpus.is_empty() {
         return param("gpus", "must list at least one gpu type", "none".into());
+    }
+    if config.gpus.len() > MAX_TYPES {
+        return param(
+            "gpus",
+            "must list at most 64 gpu types",
+            config.gpus.len().to_string(),
+        );
     }
     if let Some(g) = config.gpus.iter().find(|g| g.count > MAX_COUNT) {
         return param("count", "must be at most 1000000", g.count.to_string());
