@@ -68,10 +68,10 @@ pub struct SimulateArgs {
     /// Jobs whose metrics count, A-B inclusive (default: all); the run stops when they are done.
     #[arg(long)]
     window: Option<String>,
-    /// Round length in seconds.
+    /// Round length in seconds (at least 1).
     #[arg(long, default_value_t = 360.0)]
     round_seconds: f64,
-    /// Minimum seconds between allocation resets of the Gavel mechanism.
+    /// Minimum seconds between allocation resets of the Gavel mechanism (finite, >= 0).
     #[arg(long, default_value_t = 1920.0)]
     reset_seconds: f64,
     /// Solver of the sts round problem (dp, ilp, ...).
@@ -263,7 +263,9 @@ fn flag_error(e: SimError) -> Failure {
 /// window past the jobs, a job no GPU type can run), 1 where the run itself failed.
 fn run_error(e: SimError) -> Failure {
     match e {
-        SimError::Setting { setting, .. } if setting == "round_seconds" || setting == "window" => {
+        SimError::Setting { setting, .. }
+            if matches!(setting, "round_seconds" | "reset_seconds" | "window") =>
+        {
             flag_error(e)
         }
         e if e.is_input() => Failure::input(e),

@@ -631,6 +631,9 @@ fn simulate_refuses_run_settings_with_exit_2_naming_the_flag() {
     for (bad, flag) in [
         (&["--round-seconds", "0"][..], "--round-seconds"),
         (&["--round-seconds", "nan"][..], "--round-seconds"),
+        (&["--round-seconds", "1e-300"][..], "--round-seconds"),
+        (&["--reset-seconds", "nan"][..], "--reset-seconds"),
+        (&["--reset-seconds", "inf"][..], "--reset-seconds"),
         (
             &["--window", "0-30"][..],
             "--window must lie within the jobs",

@@ -165,11 +165,21 @@ impl<'a> Simulation<'a> {
                 got: "0".into(),
             });
         }
-        if !(config.round_seconds.is_finite() && config.round_seconds > 0.0) {
+        // At least a second: a round shorter than the clock's resolution at the simulated time
+        // never moves it (1e-300 s looped for ever), and a GPU scheduler's rounds are minutes.
+        if !(config.round_seconds.is_finite() && config.round_seconds >= 1.0) {
             return Err(SimError::Setting {
                 setting: "round_seconds",
-                rule: "must be > 0",
+                rule: "must be a finite number of seconds >= 1",
                 got: config.round_seconds.to_string(),
+            });
+        }
+        // NaN compared false with every elapsed time: the resets stopped without a word.
+        if !(config.reset_seconds.is_finite() && config.reset_seconds >= 0.0) {
+            return Err(SimError::Setting {
+                setting: "reset_seconds",
+                rule: "must be a finite number of seconds >= 0",
+                got: config.reset_seconds.to_string(),
             });
         }
         if jobs.windows(2).any(|w| w[1].arrival < w[0].arrival) {
