@@ -263,11 +263,10 @@ fn flag_error(e: SimError) -> Failure {
 /// window past the jobs, a job no GPU type can run), 1 where the run itself failed.
 fn run_error(e: SimError) -> Failure {
     match e {
-        SimError::Setting { setting, .. }
-            if matches!(setting, "round_seconds" | "reset_seconds" | "window") =>
-        {
-            flag_error(e)
-        }
+        SimError::Setting {
+            setting: "round_seconds" | "reset_seconds" | "window",
+            ..
+        } => flag_error(e),
         e if e.is_input() => Failure::input(e),
         e => Failure::other(e),
     }

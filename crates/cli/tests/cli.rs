@@ -1081,3 +1081,58 @@ fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("/nonexistent/instances"), "{}", r.stderr);
 }
+
+/// Throughput files at the edges of f64. A solo throughput so small that a measured pair over
+/// it overflows is refused by name (the predictor's trees panicked on it: exit 101); one that
+/// is tiny but finite makes a job that never completes a step where a policy places it, and the
+/// run stops with "made no progress" (exit 1) instead of looping for ever at one instant.
+#[test]
+fn throughput_files_at_the_edges_of_f64_fail_by_name() {
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../costs/data/gavel/simulation_throughputs.json");
+    let mut data: Value = serde_json::from_str(&std::fs::read_to_string(bundled).unwrap()).unwrap();
+    let job = "('ResNet-18 (batch size 64)', 1)";
+    data["v100"][job]["null"] = serde_json::json!(1e-308);
+    let overflow = scratch("tiny-solo.json", data.to_string());
+    for args in [
+        &["predict-eval"][..],
+        &["simulate", "--jobs", "5", "--policy", "fifo"][..],
+    ] {
+        let r = run(&[args, &["--throughputs", overflow.to_str().unwrap()][..]].concat());
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("must be a finite ratio"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    data["v100"][job]["null"] = serde_json::json!(1e-30);
+    let stuck = scratch("slow-solo.json", data.to_string());
+    let r = run(&[
+        "simulate",
+        "--jobs",
+        "50",
+        "--policy",
+        "gavel-mmf",
+        "--throughputs",
+        stuck.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("gavel-mmf made no progress"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("1000 rounds in a row"), "{}", r.stderr);
+    // fifo places each job on the free type where it is fastest, not on the V100s: it finishes.
+    let r = run(&[
+        "simulate",
+        "--jobs",
+        "50",
+        "--policy",
+        "fifo",
+        "--throughputs",
+        stuck.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

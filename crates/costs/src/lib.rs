@@ -285,6 +285,18 @@ impl CostInputs {
                     got: v.to_string(),
                 });
             }
+            // Every learner and slot rule works with v / solo (the fraction of its solo
+            // throughput a job keeps): a solo throughput so small that the ratio overflows
+            // (1e-308 beside a measured 50) made the predictor's trees index out of bounds.
+            let own_solo = solo[[g, a]];
+            if v > 0.0 && !(v / own_solo).is_finite() && !own_solo.is_nan() {
+                return Err(CostError::Value {
+                    path: path(),
+                    rule: "over the job's solo throughput must be a finite ratio".into(),
+                    // The solo throughput is tiny here: in exponent form, not 308 zeros.
+                    got: format!("{v} over solo {own_solo:e}"),
+                });
+            }
             let back = pair[[g, b, a]];
             if (v == 0.0) != (back == 0.0) {
                 return Err(CostError::Value {
@@ -608,6 +620,29 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("cannot run together"), "{err}");
+    }
+
+    #[test]
+    fn pairs_that_overflow_their_solo_ratio_are_rejected() {
+        let pairs = |own: f64| {
+            let mut pair = Array3::from_elem((1, 2, 2), f64::NAN);
+            pair[[0, 0, 1]] = own;
+            pair[[0, 1, 0]] = 2.0;
+            pair
+        };
+        let solo = Array2::from_shape_vec((1, 2), vec![1e-308, 1.0]).unwrap();
+        let build = |own| {
+            CostInputs::new(
+                vec!["k80".into()],
+                vec![job("a", 1), job("b", 1)],
+                solo.clone(),
+                pairs(own),
+            )
+        };
+        let err = build(24.0).unwrap_err();
+        assert!(err.to_string().contains("must be a finite ratio"), "{err}");
+        // 1e-309 over 1e-308: a ratio of 0.1, tiny but finite.
+        assert!(build(1e-309).is_ok());
     }
 
     #[test]

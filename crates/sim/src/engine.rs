@@ -52,6 +52,11 @@ impl SimState<'_> {
     }
 }
 
+/// Rounds in a row without a completed step, once no job will arrive, after which a run stops
+/// with [`SimError::NoProgress`]: 1,000 rounds are about four days at Gavel's 360 s, far more
+/// than any rotation of time-shared jobs needs to reach one that can step.
+pub const NO_PROGRESS_ROUNDS: u64 = 1_000;
+
 /// One group of a round: jobs sharing the same GPUs of one type (named apart from the core's
 /// [`stsfair::Placement`], which places a round's slots onto every GPU of the cluster).
 #[derive(Debug, Clone, PartialEq)]
@@ -256,6 +261,7 @@ impl<'a> Simulation<'a> {
         let mut work = 0.0_f64;
         let best: Vec<f64> = (0..n).map(|j| self.best_throughput(j)).collect();
         let mut idle_plans = 0u32;
+        let mut stepless_rounds = 0u64;
         let name = scheduler.name();
         let mut scratch = CheckScratch {
             placed: vec![false; n],
@@ -366,6 +372,7 @@ impl<'a> Simulation<'a> {
                 idle_plans = 0;
             }
             round_start = now;
+            let mut stepped = false;
             for p in placements {
                 let mut steps = Vec::with_capacity(p.jobs.len());
                 let mut finish = now;
@@ -378,6 +385,7 @@ impl<'a> Simulation<'a> {
                         .max(0.0);
                     if s > 0.0 {
                         finish = finish.max(now + s / thr);
+                        stepped = true;
                     }
                     steps.push(s);
                 }
@@ -386,6 +394,22 @@ impl<'a> Simulation<'a> {
                     steps,
                     finish,
                 });
+            }
+            // Placements that complete no step (throughputs below one step a round) leave the
+            // state as it was; once nothing will arrive, a long run of such rounds is a run
+            // that cannot end (a job measured at 1e-30 steps/s on the type a policy gives it).
+            if stepped || next < n {
+                stepless_rounds = 0;
+            } else {
+                stepless_rounds += 1;
+                if stepless_rounds >= NO_PROGRESS_ROUNDS {
+                    return Err(SimError::NoProgress {
+                        policy: name,
+                        time: now,
+                        rounds: stepless_rounds,
+                        active: active.len(),
+                    });
+                }
             }
             progress(Progress {
                 now,

@@ -38,7 +38,9 @@ pub mod throughputs;
 pub mod trace;
 pub mod workload;
 
-pub use engine::{GpuGroup, Progress, RoundReport, Run, Scheduler, SimState, Simulation};
+pub use engine::{
+    GpuGroup, NO_PROGRESS_ROUNDS, Progress, RoundReport, Run, Scheduler, SimState, Simulation,
+};
 pub use metrics::{Metrics, WindowJob};
 pub use throughputs::ThroughputTable;
 pub use trace::{TraceError, TraceJob};
@@ -129,6 +131,24 @@ pub enum SimError {
         /// Jobs left.
         active: usize,
     },
+    /// Jobs are left, nothing will arrive, and the placed jobs have completed no step for
+    /// [`NO_PROGRESS_ROUNDS`] rounds in a row: where they are placed their throughputs are
+    /// below one step a round (Gavel's rounds run whole steps), so the run would never end.
+    #[error(
+        "policy {policy} made no progress at t={time:.0}s: {rounds} rounds in a row without a \
+         completed step and {active} unfinished jobs (where they are placed, their throughputs \
+         are below one step a round)"
+    )]
+    NoProgress {
+        /// The policy.
+        policy: String,
+        /// Simulated time.
+        time: f64,
+        /// Rounds in a row without a step.
+        rounds: u64,
+        /// Jobs left.
+        active: usize,
+    },
     /// An unknown policy name.
     #[error("unknown policy {name:?}; known: {known}")]
     UnknownPolicy {
@@ -153,7 +173,8 @@ impl SimError {
             | SimError::UnknownPolicy { .. } => true,
             SimError::Solver { .. }
             | SimError::InvalidPlacement { .. }
-            | SimError::Stalled { .. } => false,
+            | SimError::Stalled { .. }
+            | SimError::NoProgress { .. } => false,
         }
     }
 }
