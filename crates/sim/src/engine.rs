@@ -53,8 +53,10 @@ impl SimState<'_> {
 }
 
 /// Rounds in a row without a completed step, once no job will arrive, after which a run stops
-/// with [`SimError::NoProgress`]: 1,000 rounds are about four days at Gavel's 360 s, far more
-/// than any rotation of time-shared jobs needs to reach one that can step.
+/// with [`SimError::NoProgress`]. A round lasts until its slowest placement's last whole step,
+/// so such a round ends where it began and the clock stands still (a deterministic policy then
+/// plans the same round again); 1,000 of them is far more than any rotation of time-shared
+/// jobs needs to reach one that can step.
 pub const NO_PROGRESS_ROUNDS: u64 = 1_000;
 
 /// One group of a round: jobs sharing the same GPUs of one type (named apart from the core's
