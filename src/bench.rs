@@ -161,6 +161,17 @@ pub struct Row {
 }
 
 impl Row {
+    /// A row from outcomes measured elsewhere (`stsfair bench --processes` times each run in a
+    /// process of its own), for [`Row::ratio`] and [`Row::agreement`].
+    pub fn new(instance: &Instance, name: &str, outcomes: Vec<(String, Outcome)>) -> Row {
+        Row {
+            instance: name.to_string(),
+            jobs: instance.jobs().len(),
+            types: instance.gpu_types().len(),
+            outcomes,
+        }
+    }
+
     /// Median time of solver `i` over the first solver's; `None` unless both solved.
     pub fn ratio(&self, i: usize) -> Option<f64> {
         let first = self.outcomes.first()?.1.seconds()?;
@@ -224,12 +235,7 @@ pub fn run_instance(
         .iter()
         .map(|s| (s.name().to_string(), run_solver(s.as_ref(), instance, runs)))
         .collect();
-    Row {
-        instance: name.to_string(),
-        jobs: instance.jobs().len(),
-        types: instance.gpu_types().len(),
-        outcomes,
-    }
+    Row::new(instance, name, outcomes)
 }
 
 /// The name a row is shown under: the instance's own name, else the file stem.

@@ -85,12 +85,8 @@ impl Solver for DenseDp {
         if bytes > u128::from(self.max_bytes) {
             return Err(SolveError::TooLarge {
                 solver: "dp-dense",
-                // A count that saturated 128 bits is a lower bound, not a figure.
-                what: if bytes == u128::MAX {
-                    "bytes (at least; the count overflows 128 bits)"
-                } else {
-                    "bytes"
-                },
+                // A count that saturated 128 bits is a lower bound: the error says so.
+                what: "bytes",
                 needed: bytes,
                 limit: u128::from(self.max_bytes),
                 hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",

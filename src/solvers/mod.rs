@@ -30,19 +30,33 @@ pub use dp::Dp;
 #[cfg(feature = "highs")]
 pub use ilp::{Ilp, build_model as build_ilp_model};
 
+/// A count as an error quotes it: `u128::MAX` is a saturated count, written as what it means
+/// rather than as 39 digits.
+fn count_text(n: u128) -> String {
+    if n == u128::MAX {
+        "at least 2^128".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
 /// Why a solver could not answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SolveError {
     /// The state space or memory the algorithm would need is past its configured limit; nothing
     /// was allocated.
-    #[error("{solver}: the instance needs {needed} {what}, more than the limit of {limit}; {hint}")]
+    #[error(
+        "{solver}: the instance needs {} {what}, more than the limit of {limit}; {hint}",
+        count_text(*.needed)
+    )]
     TooLarge {
         /// The solver.
         solver: &'static str,
         /// What is counted ("bytes", "states", "combinations").
         what: &'static str,
-        /// How many the instance needs.
+        /// How many the instance needs (`u128::MAX` when even that is too few to count them:
+        /// brute force's combinations on a round of hundreds of jobs).
         needed: u128,
         /// The limit.
         limit: u128,

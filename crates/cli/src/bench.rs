@@ -1,11 +1,12 @@
 //! `bench`: several solvers on the same instances, side by side (flags to `stsfair::bench`).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use clap::Args;
-use stsfair::SolverConfig;
 use stsfair::bench::{self, Outcome, Row};
+use stsfair::{Instance, Solution, SolveError, SolverConfig};
 
 use crate::Failure;
 use crate::solve::load;
@@ -27,6 +28,11 @@ pub struct BenchArgs {
     /// Also write the table as CSV to this file.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Time every run in a process of its own (`stsfair solve FILE --solver S --json`, its
+    /// `stats.seconds`), as issue 17's bars read solver time: in-process runs after the first
+    /// find the allocator's pages and the caches warm, a fresh process does not.
+    #[arg(long)]
+    processes: bool,
 }
 
 pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
@@ -69,14 +75,30 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
         .join(",");
     csv.push('\n');
     let mut disagree = false;
+    let exe = if args.processes {
+        Some(std::env::current_exe().map_err(|e| {
+            Failure::other(format!("--processes: cannot find this program's path: {e}"))
+        })?)
+    } else {
+        None
+    };
     for path in &files {
         let instance = load(path)?;
-        let row = bench::run_instance(
-            &bench::display_name(path, &instance),
-            &instance,
-            &list,
-            args.runs,
-        );
+        let name = bench::display_name(path, &instance);
+        let row = match &exe {
+            None => bench::run_instance(&name, &instance, &list, args.runs),
+            Some(exe) => {
+                let outcomes = list
+                    .iter()
+                    .map(|s| {
+                        let outcome =
+                            in_processes(exe, path, &instance, s.name(), args.runs, &args);
+                        (s.name().to_string(), outcome)
+                    })
+                    .collect();
+                Row::new(&instance, &name, outcomes)
+            }
+        };
         disagree |= row.agreement() == Some(false);
         let cells = cells(&row);
         outln!("{}", cells.join("  "));
@@ -85,9 +107,10 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
             "{}",
             cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(",")
         );
-        for (name, o) in &row.outcomes {
+        // Every solver error names its solver.
+        for (_, o) in &row.outcomes {
             if let Outcome::Failed(e) = o {
-                eprintln!("  {}: {name}: {e}", row.instance);
+                eprintln!("  {}: {e}", row.instance);
             }
         }
     }
@@ -95,6 +118,66 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
         std::fs::write(file, csv).map_err(|e| Failure::cannot_write(file, e))?;
     }
     Ok(if disagree { 1 } else { 0 })
+}
+
+/// `runs` solves of `path` by `solver`, each in a fresh `exe solve ... --json` process: the
+/// median of their `stats.seconds` and the last answer (read back against `instance`, as
+/// `verify` reads a solution). A run that fails (exit 1 or 2) ends the solver's runs with its
+/// message, as a failed in-process run does.
+fn in_processes(
+    exe: &Path,
+    path: &Path,
+    instance: &Instance,
+    solver: &'static str,
+    runs: usize,
+    args: &BenchArgs,
+) -> Outcome {
+    let failed = |message: String| Outcome::Failed(SolveError::Backend { solver, message });
+    let mut seconds = Vec::with_capacity(runs);
+    let mut last: Option<Solution> = None;
+    for _ in 0..runs {
+        let mut command = Command::new(exe);
+        command
+            .arg("solve")
+            .arg(path)
+            .args(["--solver", solver, "--json"]);
+        if let Some(t) = args.time_limit {
+            command.args(["--time-limit", &t.to_string()]);
+        }
+        let output = match command.output() {
+            Ok(o) => o,
+            Err(e) => return failed(format!("cannot run {}: {e}", exe.display())),
+        };
+        // 0: optimal or feasible, 3: infeasible (FORMAT.md); both print the solution.
+        if !matches!(output.status.code(), Some(0 | 3)) {
+            // Its message names the program and the solver, as this one's will.
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let message = stderr.trim();
+            let message = message.strip_prefix("stsfair: ").unwrap_or(message);
+            let message = message
+                .strip_prefix(solver)
+                .and_then(|m| m.strip_prefix(": "))
+                .unwrap_or(message);
+            return failed(format!("a run exited with {}: {message}", output.status));
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        match Solution::from_json(instance, &text) {
+            Ok(s) => {
+                seconds.push(s.stats.seconds);
+                last = Some(s);
+            }
+            Err(e) => return failed(format!("a run's solution is unreadable: {e}")),
+        }
+    }
+    match (last, bench::median(&seconds)) {
+        (Some(s), Some(m)) => Outcome::Solved {
+            status: s.status,
+            objective: s.objective,
+            median_seconds: m,
+            runs: seconds.len(),
+        },
+        _ => failed("no run was made".into()),
+    }
 }
 
 fn header(solvers: &[String]) -> Vec<String> {

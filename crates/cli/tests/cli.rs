@@ -1003,7 +1003,8 @@ fn simulate_job_log_has_every_window_job_and_adds_up() {
 
 /// `stsfair bench`: one row per instance (a folder's files in name order), each solver's status
 /// and median seconds, the ratio to the first solver, agreement, the objective; the CSV holds
-/// the same cells; bad usage exits 2 naming the flag. (The command had no test of its own
+/// the same cells; `--processes` gives the same rows from fresh processes; bad usage exits 2
+/// naming the flag. (The command had no test of its own
 /// until the thirty-first session; `src/bench.rs` tests its parts.)
 #[test]
 fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
@@ -1065,6 +1066,54 @@ fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(","))
         .collect();
     assert_eq!(written.lines().collect::<Vec<_>>(), expected);
+
+    // --processes: every run in a fresh `stsfair solve --json` process; the same rows but the
+    // times (statuses, agreement, objectives).
+    let r = run(&[
+        "bench",
+        dir.to_str().unwrap(),
+        "--solvers",
+        "dp,dp-dense",
+        "--runs",
+        "2",
+        "--processes",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let untimed = |line: &str| {
+        let cells: Vec<String> = line.split_whitespace().map(String::from).collect();
+        [0, 1, 2, 3, 5, 8, 9].map(|i| cells[i].clone())
+    };
+    let fresh: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(fresh.len(), 3, "{}", r.stdout);
+    for (a, b) in lines.iter().zip(&fresh) {
+        assert_eq!(untimed(a), untimed(b));
+    }
+    // A solver that refuses in its process: an error cell, its message on stderr, exit 0 (an
+    // undecided comparison is no disagreement).
+    let big = instance_file("gavel-100x3-1000");
+    let r = run(&[
+        "bench",
+        big.to_str().unwrap(),
+        "--solvers",
+        "dp,brute",
+        "--runs",
+        "1",
+        "--processes",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let cells: Vec<&str> = r
+        .stdout
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!((cells[3], cells[5], cells[8]), ("optimal", "error", "-"));
+    let says = "gavel-100x3-1000: brute: a run exited with exit status: 1: the instance needs";
+    assert!(r.stderr.contains(says), "{}", r.stderr);
+    // The combinations of 1,000 jobs saturate 128 bits: said so, not written as 39 digits.
+    let says = "needs at least 2^128 combinations, more than the limit of 2000000; brute force";
+    assert!(r.stderr.contains(says), "{}", r.stderr);
 
     for (args, flag) in [
         (&["--runs", "0"][..], "--runs"),
