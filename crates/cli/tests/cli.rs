@@ -1014,16 +1014,12 @@ fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
         std::fs::copy(instance_file(name), dir.join(format!("{name}.json"))).unwrap();
     }
     let csv = scratch("bench.csv", "");
-    let r = run(&[
-        "bench",
-        dir.to_str().unwrap(),
-        "--solvers",
-        "dp,dp-dense",
-        "--runs",
-        "3",
-        "--csv",
-        csv.to_str().unwrap(),
-    ]);
+    // The two hand instances, by dp and the dense reference DP, with `flags`.
+    let bench = |flags: &[&str]| {
+        let dir = dir.to_str().unwrap();
+        run(&[&["bench", dir, "--solvers", "dp,dp-dense"][..], flags].concat())
+    };
+    let r = bench(&["--runs", "3", "--csv", csv.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", r.stdout);
@@ -1069,15 +1065,7 @@ fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
 
     // --processes: every run in a fresh `stsfair solve --json` process; the same rows but the
     // times (statuses, agreement, objectives).
-    let r = run(&[
-        "bench",
-        dir.to_str().unwrap(),
-        "--solvers",
-        "dp,dp-dense",
-        "--runs",
-        "2",
-        "--processes",
-    ]);
+    let r = bench(&["--runs", "2", "--processes"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let untimed = |line: &str| {
         let cells: Vec<String> = line.split_whitespace().map(String::from).collect();
