@@ -91,8 +91,14 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
                 let outcomes = list
                     .iter()
                     .map(|s| {
-                        let outcome =
-                            in_processes(exe, path, &instance, s.name(), args.runs, &args);
+                        let outcome = in_processes(
+                            exe,
+                            path,
+                            &instance,
+                            s.name(),
+                            args.runs,
+                            args.time_limit,
+                        );
                         (s.name().to_string(), outcome)
                     })
                     .collect();
@@ -130,7 +136,7 @@ fn in_processes(
     instance: &Instance,
     solver: &'static str,
     runs: usize,
-    args: &BenchArgs,
+    time_limit: Option<f64>,
 ) -> Outcome {
     let failed = |message: String| Outcome::Failed(SolveError::Backend { solver, message });
     let mut seconds = Vec::with_capacity(runs);
@@ -141,7 +147,7 @@ fn in_processes(
             .arg("solve")
             .arg(path)
             .args(["--solver", solver, "--json"]);
-        if let Some(t) = args.time_limit {
+        if let Some(t) = time_limit {
             command.args(["--time-limit", &t.to_string()]);
         }
         let output = match command.output() {
