@@ -113,6 +113,11 @@ const FIELDS: [&str; 10] = [
     "arrival time",
 ];
 
+/// The latest arrival a trace may give, in seconds. Past it the simulation's clock (an `f64`
+/// of seconds, advanced by rounds of a few minutes) would lose the rounds' seconds, and an
+/// arrival of 1e300 s was accepted and printed as a makespan of 297 digits.
+pub const MAX_ARRIVAL: f64 = 1e12;
+
 fn bad(line: usize, index: usize, rule: &'static str, value: &str) -> TraceError {
     TraceError::BadField {
         line,
@@ -175,6 +180,14 @@ pub fn parse_line(line: usize, text: &str) -> Result<TraceJob, TraceError> {
     let arrival = number(line, 9, fields[9])?;
     if arrival < 0.0 {
         return Err(bad(line, 9, "must be >= 0", fields[9]));
+    }
+    if arrival > MAX_ARRIVAL {
+        return Err(bad(
+            line,
+            9,
+            "must be at most 1e12 seconds (31,700 years)",
+            fields[9],
+        ));
     }
     Ok(TraceJob {
         job_type: job_type.to_string(),

@@ -142,6 +142,10 @@ fn trace_errors_name_line_and_field() {
             "trace line 3: field 10 (arrival time) must be finite (got \"inf\")",
         ),
         (
+            "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\t1e300",
+            "trace line 3: field 10 (arrival time) must be at most 1e12 seconds (31,700 years) (got \"1e300\")",
+        ),
+        (
             "A3C\tx\ty\tz\t0\t8000\t1\t1\t-1\t5",
             "trace line 3: arrival time 5 is before the previous line's 195.668858; arrivals must be sorted",
         ),
