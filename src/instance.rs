@@ -99,6 +99,35 @@ fn clip(s: String) -> String {
     )
 }
 
+/// What a JSON reader's error says, in the words of serde_json but where the text holds a
+/// non-finite number (see [`not_json_number`]).
+pub(crate) fn json_message(text: &str, e: &serde_json::Error) -> String {
+    match not_json_number(text, e.line(), e.column()) {
+        Some(word) => format!(
+            "{word} is not a JSON number (numbers must be finite) at line {} column {}",
+            e.line(),
+            e.column()
+        ),
+        None => e.to_string(),
+    }
+}
+
+/// The word at `line`, `column` (serde_json's 1-based position of a syntax error) when it is one
+/// of the non-finite numbers that JavaScript, Python's `json.dumps` and others write (`NaN`,
+/// `Infinity`, `-Infinity`) and JSON does not have: serde_json says only "expected value" there,
+/// which does not tell a Python user that their `float("nan")` is the cause.
+pub(crate) fn not_json_number(text: &str, line: usize, column: usize) -> Option<&'static str> {
+    let start = text.split('\n').nth(line.checked_sub(1)?)?;
+    let (before, rest) = start.split_at_checked(column.checked_sub(1)?)?;
+    // After a minus sign serde_json points at what follows it.
+    match rest {
+        _ if rest.starts_with("NaN") => Some("NaN"),
+        _ if rest.starts_with("Infinity") && before.ends_with('-') => Some("-Infinity"),
+        _ if rest.starts_with("Infinity") => Some("Infinity"),
+        _ => None,
+    }
+}
+
 /// A number as an error quotes it: plain when short (`-2`, `0.25`), in exponent form otherwise, so
 /// that `1e308` is not written out as 309 digits and `5e-324` as 324 zeros.
 pub(crate) fn num(x: f64) -> String {
@@ -255,7 +284,7 @@ impl Instance {
         let de = &mut serde_json::Deserializer::from_str(text);
         let raw: RawInstance = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let path = e.path().to_string();
-            InstanceError::syntax(path, e.into_inner().to_string())
+            InstanceError::syntax(path, json_message(text, e.inner()))
         })?;
         // serde stops reading after the first value: text after it must be refused here.
         de.end()

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::formulation::{JobClass, RoundProblem, Shortage};
-use crate::instance::Instance;
+use crate::instance::{Instance, json_message};
 
 /// The format tag of solution documents.
 pub const SOLUTION_TAG: &str = "stsfair-solution/1";
@@ -323,7 +323,7 @@ impl Solution {
         let raw: RawSolution =
             serde_path_to_error::deserialize(&mut *de).map_err(|e| VerifyError::Malformed {
                 path: e.path().to_string(),
-                message: e.into_inner().to_string(),
+                message: json_message(text, e.inner()),
             })?;
         // serde stops reading after the first value: text after it must be refused here.
         de.end().map_err(|e| VerifyError::Malformed {
@@ -631,6 +631,52 @@ mod tests {
             .job(job("b"))
             .build()
             .unwrap()
+    }
+
+    /// A solution file with a non-finite number (what `json.dumps` writes for `float("nan")`)
+    /// is refused by name, not as serde_json's "expected value"; the reader's position still
+    /// comes after it, and text that only starts like the words is left to serde_json.
+    #[test]
+    fn non_finite_numbers_are_named() {
+        let instance = one_gpu_two_forced();
+        let text = Dp::default()
+            .solve(&instance)
+            .unwrap()
+            .to_json(&instance)
+            .to_string();
+        let objective = text.find("\"objective\":").unwrap() + "\"objective\":".len();
+        for (word, named) in [
+            ("NaN", Some("NaN")),
+            ("Infinity", Some("Infinity")),
+            ("-Infinity", Some("-Infinity")),
+            ("Nah", None),
+        ] {
+            let end = objective + text[objective..].find([',', '}']).unwrap();
+            let bad = format!("{}{word}{}", &text[..objective], &text[end..]);
+            let Err(VerifyError::Malformed { path, message }) =
+                Solution::from_json(&instance, &bad)
+            else {
+                panic!("{word} accepted");
+            };
+            assert_eq!(path, "objective");
+            match named {
+                Some(w) => assert!(
+                    message.starts_with(&format!(
+                        "{w} is not a JSON number (numbers must be finite) at line 1 column "
+                    )),
+                    "{message}"
+                ),
+                None => assert!(message.starts_with("expected value"), "{message}"),
+            }
+        }
+        // A position past the text, or inside a multi-byte character, names nothing.
+        assert_eq!(crate::instance::not_json_number("NaN", 2, 1), None);
+        assert_eq!(crate::instance::not_json_number("\u{e9}NaN", 1, 2), None);
+        assert_eq!(
+            crate::instance::not_json_number("x\n NaN", 2, 2),
+            Some("NaN")
+        );
+        assert_eq!(crate::instance::not_json_number("NaN", 1, 0), None);
     }
 
     /// The typed stats are written as the format's `stats` object, alphabetically, and read back

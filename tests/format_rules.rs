@@ -564,15 +564,22 @@ fn weight_must_be_positive_and_finite() {
         "jobs[1].weight",
         "number out of range",
     );
+    // JSON has no NaN or Infinity (what JavaScript and Python's json.dumps write for them):
+    // the message says so rather than serde_json's "expected value".
     rejects(
         &set_literal("/jobs/1", "weight", "NaN"),
         "jobs[1].weight",
-        "expected value",
+        "NaN is not a JSON number (numbers must be finite)",
     );
     rejects(
         &set_literal("/jobs/1", "weight", "Infinity"),
         "jobs[1].weight",
-        "expected value",
+        "Infinity is not a JSON number",
+    );
+    rejects(
+        &set_literal("/jobs/1", "weight", "-Infinity"),
+        "jobs[1].weight",
+        "-Infinity is not a JSON number",
     );
     rejects(
         &set_literal("/jobs/1", "weight", "\"1\""),
@@ -611,7 +618,7 @@ fn deficit_must_be_finite() {
     rejects(
         &set_literal("/jobs/0", "deficit", "NaN"),
         "jobs[0].deficit",
-        "expected value",
+        "NaN is not a JSON number",
     );
 }
 
@@ -657,17 +664,17 @@ fn sec_per_iter_must_be_positive_and_finite() {
     rejects(
         &set_literal("/jobs/0/times/1", "sec_per_iter", "-Infinity"),
         path,
-        "invalid number",
+        "-Infinity is not a JSON number",
     );
     rejects(
         &set_literal("/jobs/0/times/1", "sec_per_iter", "Infinity"),
         path,
-        "expected value",
+        "Infinity is not a JSON number",
     );
     rejects(
         &set_literal("/jobs/0/times/1", "sec_per_iter", "NaN"),
         path,
-        "expected value",
+        "NaN is not a JSON number",
     );
 }
 

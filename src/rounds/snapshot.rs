@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{Pending, RoundBound, RoundError, RoundScheduler};
-use crate::instance::{Fairness, GpuType, Instance, InstanceError, JobSpec, num};
+use crate::instance::{Fairness, GpuType, Instance, InstanceError, JobSpec, json_message, num};
 use crate::placement::{PlacedGpu, PlacedSlot, Placement};
 use crate::solvers::{Solver, WarmStart};
 
@@ -207,7 +207,7 @@ impl SchedulerSnapshot {
         };
         let de = &mut serde_json::Deserializer::from_str(text);
         let snapshot: SchedulerSnapshot = serde_path_to_error::deserialize(&mut *de)
-            .map_err(|e| invalid(e.path().to_string(), e.into_inner().to_string()))?;
+            .map_err(|e| invalid(e.path().to_string(), json_message(text, e.inner())))?;
         // serde stops after the first value: text after it is refused here.
         de.end().map_err(|e| invalid(".".into(), e.to_string()))?;
         Ok(snapshot)
