@@ -183,7 +183,7 @@ fn extreme_times_are_solved_or_refused_by_name() {
         ("-1e309", "number out of range"),
         ("-0.0", "must be finite and > 0 (got -0)"),
         ("-1e308", "must be finite and > 0 (got -1e308)"),
-        ("NaN", "expected value"),
+        ("NaN", "NaN is not a JSON number (numbers must be finite)"),
     ];
     for (i, (literal, part)) in refused.iter().enumerate() {
         expect(
