@@ -634,8 +634,8 @@ mod tests {
     }
 
     /// A solution file with a non-finite number (what `json.dumps` writes for `float("nan")`)
-    /// is refused by name, not as serde_json's "expected value"; the reader's position still
-    /// comes after it, and text that only starts like the words is left to serde_json.
+    /// is refused by name, not as serde_json's "expected value", with the reader's position
+    /// after the name; text that only starts like the words is left to serde_json.
     #[test]
     fn non_finite_numbers_are_named() {
         let instance = one_gpu_two_forced();

@@ -51,8 +51,8 @@ fn write_out(args: std::fmt::Arguments<'_>, newline: bool) {
 // LP entries per allocation, DP sub-states); mimalloc serves them faster than glibc's malloc.
 // The library leaves the allocator to its users; this is the CLI's choice. Built without
 // transparent huge pages (the `no_thp` feature: mimalloc does not madvise its arenas huge):
-// a fresh `stsfair solve` of a 10,000-job round took 26-27 ms without them and 36-93 ms in one
-// process of three with them (the first touch of a 2 MiB page), the same in-process
+// a fresh `stsfair solve` of a 10,000-job round took 26-27 ms without them, and with them one
+// process in four or five took 36-137 ms (the first touches of 2 MiB pages); the same in-process
 // (docs/performance.md, "Huge pages"). Where the kernel makes every mapping huge
 // (`/sys/kernel/mm/transparent_hugepage/enabled` = always), MIMALLOC_ALLOW_THP=0 does the same.
 #[global_allocator]
