@@ -22,6 +22,7 @@
 //! metric of the replay. Empty lines are skipped (Gavel's writer ends the file with a newline).
 
 use std::fmt::Write as _;
+use std::num::{IntErrorKind, ParseIntError};
 use std::path::{Path, PathBuf};
 
 /// One job of a trace.
@@ -157,17 +158,23 @@ pub fn parse_line(line: usize, text: &str) -> Result<TraceJob, TraceError> {
         "1" => true,
         _ => return Err(bad(line, 4, "must be 0 or 1", fields[4])),
     };
-    let total_steps: u64 = fields[5]
-        .trim()
-        .parse()
-        .map_err(|_| bad(line, 5, "must be a positive integer", fields[5]))?;
+    let total_steps: u64 = fields[5].trim().parse().map_err(|e: ParseIntError| {
+        let rule = match e.kind() {
+            IntErrorKind::PosOverflow => "must be at most 18446744073709551615 (2^64 - 1)",
+            _ => "must be a positive integer",
+        };
+        bad(line, 5, rule, fields[5])
+    })?;
     if total_steps == 0 {
         return Err(bad(line, 5, "must be a positive integer", fields[5]));
     }
-    let scale_factor: u32 = fields[6]
-        .trim()
-        .parse()
-        .map_err(|_| bad(line, 6, "must be a positive integer", fields[6]))?;
+    let scale_factor: u32 = fields[6].trim().parse().map_err(|e: ParseIntError| {
+        let rule = match e.kind() {
+            IntErrorKind::PosOverflow => "must be at most 4294967295 (2^32 - 1)",
+            _ => "must be a positive integer",
+        };
+        bad(line, 6, rule, fields[6])
+    })?;
     if scale_factor == 0 {
         return Err(bad(line, 6, "must be a positive integer", fields[6]));
     }

@@ -126,6 +126,14 @@ fn trace_errors_name_line_and_field() {
             "trace line 3: field 6 (total steps) must be a positive integer (got \"-8\")",
         ),
         (
+            "A3C\tx\ty\tz\t0\t18446744073709551616\t1\t1\t-1\t5",
+            "trace line 3: field 6 (total steps) must be at most 18446744073709551615 (2^64 - 1) (got \"18446744073709551616\")",
+        ),
+        (
+            "A3C\tx\ty\tz\t0\t8000\t4294967296\t1\t-1\t5",
+            "trace line 3: field 7 (scale factor) must be at most 4294967295 (2^32 - 1) (got \"4294967296\")",
+        ),
+        (
             "A3C\tx\ty\tz\t0\t8000\t0\t1\t-1\t5",
             "trace line 3: field 7 (scale factor) must be a positive integer (got \"0\")",
         ),
