@@ -62,7 +62,7 @@ use super::{SolveError, Solver, WarmStart};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
-use bound::{multipliers, smooth_multipliers, warm_multipliers};
+use bound::{multipliers, proven_minimum, smooth_multipliers, warm_multipliers};
 use class_dp::{ClassDp, Suffix, probes};
 use classes::classes;
 use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
@@ -376,7 +376,17 @@ impl Dp {
             // ceiling's integer); otherwise it is kept, tested so again before the next run,
             // and taken once the states themselves reach the trigger if it lowers L at all
             // (docs/solver.md step 5, "When to smooth").
+            // Before the smoothing is first made, the descent's mu is tested for a proof that
+            // it minimizes L to within half the tolerance by which a smoothing is taken
+            // (`proven_minimum`): then no smoothing could be taken, and none is made.
             let due = states >= self.smooth_after_states;
+            if !smoothed
+                && (due || states.saturating_add(next_states) >= self.smooth_after_states)
+                && smoothing.is_none()
+                && proven_minimum(&classes, &problem.capacity, &mu, 0.5 * tol)
+            {
+                smoothed = true;
+            }
             if !smoothed && (due || states.saturating_add(next_states) >= self.smooth_after_states)
             {
                 let (better_mu, better_bound) = smoothing
