@@ -140,6 +140,20 @@ fn number(line: usize, index: usize, text: &str) -> Result<f64, TraceError> {
     Ok(value)
 }
 
+/// A positive integer field; `too_large` is the rule past the type's largest value.
+fn positive<T: std::str::FromStr<Err = ParseIntError> + Default + PartialEq>(
+    line: usize,
+    index: usize,
+    text: &str,
+    too_large: &'static str,
+) -> Result<T, TraceError> {
+    match text.trim().parse::<T>() {
+        Ok(v) if v != T::default() => Ok(v),
+        Err(e) if *e.kind() == IntErrorKind::PosOverflow => Err(bad(line, index, too_large, text)),
+        _ => Err(bad(line, index, "must be a positive integer", text)),
+    }
+}
+
 /// Parses one line (without its newline). `line` is the 1-based number used in errors.
 pub fn parse_line(line: usize, text: &str) -> Result<TraceJob, TraceError> {
     let fields: Vec<&str> = text.split('\t').collect();
@@ -158,26 +172,13 @@ pub fn parse_line(line: usize, text: &str) -> Result<TraceJob, TraceError> {
         "1" => true,
         _ => return Err(bad(line, 4, "must be 0 or 1", fields[4])),
     };
-    let total_steps: u64 = fields[5].trim().parse().map_err(|e: ParseIntError| {
-        let rule = match e.kind() {
-            IntErrorKind::PosOverflow => "must be at most 18446744073709551615 (2^64 - 1)",
-            _ => "must be a positive integer",
-        };
-        bad(line, 5, rule, fields[5])
-    })?;
-    if total_steps == 0 {
-        return Err(bad(line, 5, "must be a positive integer", fields[5]));
-    }
-    let scale_factor: u32 = fields[6].trim().parse().map_err(|e: ParseIntError| {
-        let rule = match e.kind() {
-            IntErrorKind::PosOverflow => "must be at most 4294967295 (2^32 - 1)",
-            _ => "must be a positive integer",
-        };
-        bad(line, 6, rule, fields[6])
-    })?;
-    if scale_factor == 0 {
-        return Err(bad(line, 6, "must be a positive integer", fields[6]));
-    }
+    let total_steps: u64 = positive(
+        line,
+        5,
+        fields[5],
+        "must be at most 18446744073709551615 (2^64 - 1)",
+    )?;
+    let scale_factor: u32 = positive(line, 6, fields[6], "must be at most 4294967295 (2^32 - 1)")?;
     let priority_weight = number(line, 7, fields[7])?;
     if priority_weight <= 0.0 {
         return Err(bad(line, 7, "must be > 0", fields[7]));

@@ -540,31 +540,40 @@ fn newton_step(free: &[usize], k: usize, grad: &[f64], hess: &[f64]) -> Option<V
         }
         a[i * (m + 1) + m] = -grad[fi];
     }
-    for col in 0..m {
-        let pivot = (col..m).max_by(|&x, &y| {
-            a[x * (m + 1) + col]
+    let step = gauss_jordan(&mut a, m, f64::MIN_POSITIVE)?;
+    step.iter().all(|x| x.is_finite()).then_some(step)
+}
+
+/// Solves the n x n system whose augmented matrix [A | b] (row-major, n + 1 columns) is `a`,
+/// by Gauss-Jordan elimination with partial pivoting; `None` when a pivot is at most
+/// `singular` in absolute value. O(n^3); `a` is overwritten.
+fn gauss_jordan(a: &mut [f64], n: usize, singular: f64) -> Option<Vec<f64>> {
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&x, &y| {
+            a[x * (n + 1) + col]
                 .abs()
-                .total_cmp(&a[y * (m + 1) + col].abs())
+                .total_cmp(&a[y * (n + 1) + col].abs())
         })?;
-        if a[pivot * (m + 1) + col].abs() <= f64::MIN_POSITIVE {
+        if a[pivot * (n + 1) + col].abs() <= singular {
             return None;
         }
-        for j in 0..=m {
-            a.swap(col * (m + 1) + j, pivot * (m + 1) + j);
+        for j in 0..=n {
+            a.swap(col * (n + 1) + j, pivot * (n + 1) + j);
         }
-        for row in 0..m {
+        for row in 0..n {
             if row != col {
-                let f = a[row * (m + 1) + col] / a[col * (m + 1) + col];
-                for j in col..=m {
-                    a[row * (m + 1) + j] -= f * a[col * (m + 1) + j];
+                let f = a[row * (n + 1) + col] / a[col * (n + 1) + col];
+                for j in col..=n {
+                    a[row * (n + 1) + j] -= f * a[col * (n + 1) + j];
                 }
             }
         }
     }
-    let step: Vec<f64> = (0..m)
-        .map(|i| a[i * (m + 1) + m] / a[i * (m + 1) + i])
-        .collect();
-    step.iter().all(|x| x.is_finite()).then_some(step)
+    Some(
+        (0..n)
+            .map(|i| a[i * (n + 1) + n] / a[i * (n + 1) + i])
+            .collect(),
+    )
 }
 
 /// The smallest t among `breaks` (t, slope increase) at which the increases up to t sum to at
@@ -971,32 +980,7 @@ fn least_squares(columns: &[(Vec<f64>, f64)], basic: &[usize], rest: &[f64]) -> 
         a[r * (s + 1) + s] = columns[i].0.iter().zip(rest).map(|(x, y)| x * y).sum();
     }
     let largest = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    for col in 0..s {
-        let pivot = (col..s).max_by(|&x, &y| {
-            a[x * (s + 1) + col]
-                .abs()
-                .total_cmp(&a[y * (s + 1) + col].abs())
-        })?;
-        if a[pivot * (s + 1) + col].abs() <= 1e-12 * largest {
-            return None;
-        }
-        for c in 0..=s {
-            a.swap(col * (s + 1) + c, pivot * (s + 1) + c);
-        }
-        for r in 0..s {
-            if r != col {
-                let f = a[r * (s + 1) + col] / a[col * (s + 1) + col];
-                for c in col..=s {
-                    a[r * (s + 1) + c] -= f * a[col * (s + 1) + c];
-                }
-            }
-        }
-    }
-    Some(
-        (0..s)
-            .map(|r| a[r * (s + 1) + s] / a[r * (s + 1) + r])
-            .collect(),
-    )
+    gauss_jordan(&mut a, s, 1e-12 * largest)
 }
 
 #[cfg(test)]
