@@ -804,11 +804,11 @@ pub(super) fn smooth_multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f6
 }
 
 /// Whether `mu` is proven to minimize L up to `slack`: some fractional solution y of the LP
-/// puts each class only on choices whose reduced cost at mu is within `slack / n` of the class's
-/// best (n the jobs), fills every type priced above 0 exactly and no type over its capacity.
-/// Then L(mu) - V(y) = sum_c n_c (max rc - E_y rc) + mu . (C - usage(y)) <= slack, and V(y)
-/// is at most the LP's value, the least L: no multipliers (the smoothing's included) give a
-/// bound lower by more than `slack`.
+/// puts each class only on choices whose reduced cost at mu is within `slack / 2n` of the
+/// class's best (n the jobs), fills every type priced above 0 (to within `slack / (2 K max
+/// mu)` units) and no type over its capacity. Then L(mu) - V(y) = sum_c n_c (max rc - E_y rc) +
+/// mu . (C - usage(y)) <= slack, and V(y) is at most the LP's value, the least L: no
+/// multipliers (the smoothing's included) give a bound lower by more than `slack`.
 ///
 /// y is looked for among the classes whose near-best choices use two different units vectors
 /// (at most [`CERTIFY_VARIABLES`] of them, with one slack per type priced 0): each is a share
@@ -830,7 +830,8 @@ pub(super) fn proven_minimum(classes: &[Class], capacity: &[u64], mu: &[f64], sl
     if k == 0 || jobs == 0 || mu.len() != k || slack.is_nan() || slack < 0.0 {
         return false;
     }
-    let near = slack / jobs as f64;
+    // Half the slack for the near-best choices, half for the rows' rounding (below).
+    let near = 0.5 * slack / jobs as f64;
     // The capacity rows' right-hand side less what the classes of one units vector use, and
     // the moving shares' columns with their upper bounds.
     let mut rhs: Vec<f64> = capacity.iter().map(|&c| c as f64).collect();
@@ -894,8 +895,13 @@ pub(super) fn proven_minimum(classes: &[Class], capacity: &[u64], mu: &[f64], sl
     if columns.len() > CERTIFY_VARIABLES {
         return false;
     }
-    let scale = capacity.iter().fold(1.0f64, |m, &c| m.max(c as f64));
-    let tol = 1e-9 * scale;
+    // A row met to within `tol` adds at most mu_t tol to L - V(y): K of them, half the slack.
+    let dearest = mu.iter().fold(0.0f64, |m, &x| m.max(x));
+    let tol = if dearest > 0.0 {
+        0.5 * slack / (k as f64 * dearest)
+    } else {
+        1e-9 * capacity.iter().fold(1.0f64, |m, &c| m.max(c as f64))
+    };
     box_solution(&columns, &rhs, tol)
 }
 
