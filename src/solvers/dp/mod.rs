@@ -377,13 +377,20 @@ impl Dp {
             // and taken once the states themselves reach the trigger if it lowers L at all
             // (docs/solver.md step 5, "When to smooth").
             // Before the smoothing is first made, the descent's mu is tested for a proof that
-            // it minimizes L to within half the tolerance by which a smoothing is taken
-            // (`proven_minimum`): then no smoothing could be taken, and none is made.
+            // it minimizes L to within less than any smoothing taken below must lower it
+            // (`proven_minimum`): half the tolerance, and for integral values no more than
+            // keeps L + tol at the ceiling's integer. Then no smoothing could be taken, and
+            // none is made.
             let due = states >= self.smooth_after_states;
+            let slack = if integral {
+                (0.5 * tol).min(bound + tol - ceiling)
+            } else {
+                0.5 * tol
+            };
             if !smoothed
                 && (due || states.saturating_add(next_states) >= self.smooth_after_states)
                 && smoothing.is_none()
-                && proven_minimum(&classes, &problem.capacity, &mu, 0.5 * tol)
+                && proven_minimum(&classes, &problem.capacity, &mu, slack)
             {
                 smoothed = true;
             }
