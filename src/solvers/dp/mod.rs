@@ -382,20 +382,17 @@ impl Dp {
             // keeps L + tol at the ceiling's integer. Then no smoothing could be taken, and
             // none is made.
             let due = states >= self.smooth_after_states;
-            let slack = if integral {
-                (0.5 * tol).min(bound + tol - ceiling)
-            } else {
-                0.5 * tol
-            };
-            if !smoothed
-                && (due || states.saturating_add(next_states) >= self.smooth_after_states)
-                && smoothing.is_none()
-                && proven_minimum(&classes, &problem.capacity, &mu, slack)
-            {
-                smoothed = true;
+            let triggered = !smoothed
+                && (due || states.saturating_add(next_states) >= self.smooth_after_states);
+            if triggered && smoothing.is_none() {
+                let slack = if integral {
+                    (0.5 * tol).min(bound + tol - ceiling)
+                } else {
+                    0.5 * tol
+                };
+                smoothed = proven_minimum(&classes, &problem.capacity, &mu, slack);
             }
-            if !smoothed && (due || states.saturating_add(next_states) >= self.smooth_after_states)
-            {
+            if triggered && !smoothed {
                 let (better_mu, better_bound) = smoothing
                     .take()
                     .unwrap_or_else(|| smooth_multipliers(&classes, &problem.capacity));
