@@ -68,12 +68,8 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
     outln!("{}", header.join("  "));
     // The CSV's cells are the table's without the padding (the header's too: until the
     // thirty-first session its names kept their spaces).
-    let mut csv = header
-        .iter()
-        .map(|c| c.trim())
-        .collect::<Vec<_>>()
-        .join(",");
-    csv.push('\n');
+    let mut csv = String::new();
+    let _ = writeln!(csv, "{}", csv_line(&header));
     let mut disagree = false;
     let exe = if args.processes {
         Some(std::env::current_exe().map_err(|e| {
@@ -108,11 +104,7 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
         disagree |= row.agreement() == Some(false);
         let cells = cells(&row);
         outln!("{}", cells.join("  "));
-        let _ = writeln!(
-            csv,
-            "{}",
-            cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(",")
-        );
+        let _ = writeln!(csv, "{}", csv_line(&cells));
         // Every solver error names its solver.
         for (_, o) in &row.outcomes {
             if let Outcome::Failed(e) = o {
@@ -184,6 +176,11 @@ fn in_processes(
         },
         _ => failed("no run was made".into()),
     }
+}
+
+/// A table line as CSV: the cells without their padding, comma-separated.
+fn csv_line(cells: &[String]) -> String {
+    cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(",")
 }
 
 fn header(solvers: &[String]) -> Vec<String> {
