@@ -10,9 +10,10 @@
 //! two evaluations of L: walk the upper envelope of each class's lines, then a weighted
 //! selection of the breakpoints finds where the slope turns >= 0. A direction that does not
 //! descend (most of them) costs one pass over the classes' maximizing choices, kept until mu
-//! moves. Where a pass gains nothing, one more line search follows the steepest direction,
-//! from the least subgradient (`Flat::steepest`), which descends at any kink that is not a
-//! minimum.
+//! moves (the slope from the classes whose maximizers share one units vector summed once,
+//! `Ties::used`). Where a pass gains nothing, or more than [`ZIGZAG`] times the pass before
+//! it (a linear zigzag), one more line search follows the steepest direction, from the least
+//! subgradient (`Flat::steepest`), which descends at any kink that is not a minimum.
 //!
 //! Complexity: O(P * D * (E + B)) time for P passes (<= [`MAX_PASSES`], 3 to 4 measured),
 //! D = 3^K - 1 directions, E envelope steps over all classes (<= sum_c |Q_c|^2) and B
@@ -25,7 +26,7 @@ use super::classes::{Class, rc};
 use super::limits::{
     ALL_DIRECTIONS_UP_TO, ARMIJO, BACKTRACKS, FIRST_TAU, MAX_PASSES, NEWTON_STEPS,
     PRICE_CAP_FACTOR, RIDGE, SETTLED, SMOOTH_EXCESS, SMOOTH_GAP, SMOOTH_LEVEL_GAIN, SMOOTH_LEVELS,
-    SMOOTH_SETTLED, STEEPEST_GAP, STEEPEST_STEPS, TRUST,
+    SMOOTH_SETTLED, STEEPEST_GAP, STEEPEST_STEPS, TRUST, ZIGZAG,
 };
 
 /// The classes' choices flattened for the bound's inner loops (structure of arrays). Idle is a
@@ -85,6 +86,8 @@ impl Flat {
 
     /// Class c's maximizing choice at prices `price` as (rc, d . u), ties to the smallest d . u;
     /// `None` for a class without choices. `price` and `dir` have the idle pseudo-type's 0 last.
+    /// (The line search reads the same from [`Flat::ties`]; the tests check that they agree.)
+    #[cfg(test)]
     fn maximizer(&self, c: usize, price: &[f64], dir: &[f64]) -> Option<(f64, f64)> {
         let mut best: Option<(f64, f64)> = None;
         for q in self.start[c]..self.start[c + 1] {
@@ -101,17 +104,89 @@ impl Flat {
     /// choices whose reduced cost equals the class's largest, compared exactly as
     /// [`Flat::maximizer`] compares them, so that the least d . u over them is its second part
     /// for any direction d.
+    ///
+    /// Also sums the units of the classes whose maximizing choices share one units vector
+    /// (`Ties::used`) and lists the others (`Ties::split`): the slope of L along a direction d
+    /// of integers is then d . (C - used) less the split classes' least d . u, the same integer
+    /// as the sum over every class, in O(K + split classes) instead of O(classes).
     fn ties(&self, price: &[f64], ties: &mut Ties) {
         ties.start.clear();
         ties.choices.clear();
         ties.start.push(0);
+        ties.used.clear();
+        ties.used.resize(self.k, 0.0);
+        ties.split.clear();
         for c in 0..self.count.len() {
             let range = self.start[c]..self.start[c + 1];
             let rc = |q: usize| self.value[q] - price[self.gpu[q]] * self.units[q];
             let best = range.clone().map(rc).fold(f64::NEG_INFINITY, f64::max);
+            let from = ties.choices.len();
             ties.choices.extend(range.filter(|&q| rc(q) == best));
             ties.start.push(ties.choices.len());
+            let tied = &ties.choices[from..];
+            let Some(&first) = tied.first() else { continue };
+            if tied.iter().all(|&q| self.same_units(q, first)) {
+                if self.gpu[first] < self.k {
+                    ties.used[self.gpu[first]] += self.count[c] * self.units[first];
+                }
+            } else {
+                ties.split.push(c);
+            }
         }
+    }
+
+    /// Whether choices q and r use the same units vector: the same type and units, or none
+    /// (idle has 0 units).
+    fn same_units(&self, q: usize, r: usize) -> bool {
+        self.gpu[q] == self.gpu[r] && self.units[q] == self.units[r]
+            || self.units[q] == 0.0 && self.units[r] == 0.0
+    }
+
+    /// Class c's least d . u over its maximizing choices in `ties` (`dir` with the idle
+    /// pseudo-type's 0 last): the d . u of the maximizer that stays maximal as t grows along
+    /// d, what [`Flat::maximizer`] gives; `None` for a class without choices.
+    fn least(&self, c: usize, dir: &[f64], ties: &Ties) -> Option<f64> {
+        ties.choices[ties.start[c]..ties.start[c + 1]]
+            .iter()
+            .map(|&q| dir[self.gpu[q]] * self.units[q])
+            .reduce(f64::min)
+    }
+
+    /// The right slope of t -> L(mu + t d) at t = 0, with `ties` made at mu and `dir` = d with
+    /// the idle pseudo-type's 0 last: d . C less sum_c n_c times class c's least d . u.
+    /// For a direction of integers every term is an integer (units, counts and capacities
+    /// are), every sum exact and its order free, so the classes whose maximizers share one
+    /// units vector come in as `Ties::used`: O(K + split classes) instead of O(classes).
+    fn slope(&self, dir: &[f64], ties: &Ties) -> f64 {
+        let k = self.k;
+        if !dir.iter().all(|x| x.fract() == 0.0) {
+            return self.slope_by_class(dir, ties);
+        }
+        let mut slope: f64 = (0..k)
+            .map(|t| dir[t] * self.capacity[t] - dir[t] * ties.used[t])
+            .sum();
+        for &c in &ties.split {
+            if let Some(b) = self.least(c, dir, ties) {
+                slope -= self.count[c] * b;
+            }
+        }
+        slope
+    }
+
+    /// [`Flat::slope`] class by class, for any direction.
+    fn slope_by_class(&self, dir: &[f64], ties: &Ties) -> f64 {
+        let mut slope: f64 = dir
+            .iter()
+            .take(self.k)
+            .zip(&self.capacity)
+            .map(|(x, c)| x * c)
+            .sum();
+        for c in 0..self.count.len() {
+            if let Some(b) = self.least(c, dir, ties) {
+                slope -= self.count[c] * b;
+            }
+        }
+        slope
     }
 
     /// Minimizes t -> L(mu + t d) exactly over the t that keep mu in [0, cap]. Along d each
@@ -146,42 +221,36 @@ impl Flat {
         if !(hi > 0.0 && hi.is_finite()) {
             return false;
         }
-        // Right slope at t = 0: each class on its maximizer, ties to the smallest d . u (the one
-        // that stays maximal as t grows). Most directions do not descend: check that first,
-        // over the maximizers only (the same numbers `maximizer` gives, from `ties`: 26
-        // directions a pass with 3 types, and mu moves for few of them).
-        let mut slope: f64 = dir
-            .iter()
-            .take(k)
-            .zip(&self.capacity)
-            .map(|(x, c)| x * c)
-            .sum();
-        for c in 0..self.count.len() {
-            let b = ties.choices[ties.start[c]..ties.start[c + 1]]
-                .iter()
-                .map(|&q| dir[self.gpu[q]] * self.units[q])
-                .reduce(f64::min);
-            if let Some(b) = b {
-                slope -= self.count[c] * b;
-            }
-        }
+        // Right slope at t = 0. Most directions do not descend: check that first, over the
+        // maximizers only (26 directions a pass with 3 types, and mu moves for few of them).
+        let slope = self.slope(&dir, ties);
         if slope >= 0.0 {
             return false;
         }
         breaks.clear();
+        let mut lines: Vec<(f64, f64)> = Vec::new();
         for c in 0..self.count.len() {
-            let range = self.start[c]..self.start[c + 1];
-            let Some((mut a_cur, mut b_cur)) = self.maximizer(c, &price, &dir) else {
+            // The class's maximizer at t = 0 is its tie of least d . u (what
+            // [`Flat::maximizer`] gives, read from `ties` instead of a pass over its choices).
+            let tied = &ties.choices[ties.start[c]..ties.start[c + 1]];
+            let (Some(&first), Some(mut b_cur)) = (tied.first(), self.least(c, &dir, ties)) else {
                 continue;
             };
+            let mut a_cur = self.value[first] - price[self.gpu[first]] * self.units[first];
             // The envelope to the right: the next maximizer is the line of smaller slope
-            // (smaller d . u) that crosses the current one first.
+            // (smaller d . u) that crosses the current one first. The first step computes the
+            // class's lines (rc, d . u) and keeps them for the next steps.
+            lines.clear();
+            lines.extend((self.start[c]..self.start[c + 1]).map(|q| {
+                (
+                    self.value[q] - price[self.gpu[q]] * self.units[q],
+                    dir[self.gpu[q]] * self.units[q],
+                )
+            }));
             loop {
                 let mut next: Option<(f64, f64, f64)> = None;
-                for q in range.clone() {
-                    let b = dir[self.gpu[q]] * self.units[q];
+                for &(a, b) in &lines {
                     if b < b_cur {
-                        let a = self.value[q] - price[self.gpu[q]] * self.units[q];
                         let t = ((a_cur - a) / (b_cur - b)).max(0.0);
                         if next.is_none_or(|(tn, _, bn)| t < tn || (t == tn && b < bn)) {
                             next = Some((t, a, b));
@@ -246,12 +315,7 @@ impl Flat {
         for c in 0..self.count.len() {
             let tied = &ties.choices[ties.start[c]..ties.start[c + 1]];
             let Some(&first) = tied.first() else { continue };
-            // The same units vector: the same type and units, or none (idle has 0 units).
-            let same = |&q: &usize| {
-                self.gpu[q] == self.gpu[first] && self.units[q] == self.units[first]
-                    || self.units[q] == 0.0 && self.units[first] == 0.0
-            };
-            let moves = !tied.iter().all(same);
+            let moves = !tied.iter().all(|&q| self.same_units(q, first));
             if moves {
                 moving.push(c);
             }
@@ -354,6 +418,10 @@ impl Flat {
 struct Ties {
     start: Vec<usize>,
     choices: Vec<usize>,
+    /// Per type, the units of the classes whose maximizing choices share one units vector.
+    used: Vec<f64>,
+    /// The other classes (maximizing choices on two units vectors or more).
+    split: Vec<usize>,
 }
 
 /// Entropic smoothing of L, the start of the descent of [`smooth_multipliers`].
@@ -696,6 +764,9 @@ impl Descent {
             self.flat.ties(&price, ties);
         };
         let mut before = mu.to_vec();
+        // The last pass's gain: a pass that gains more than ZIGZAG times it shows the passes
+        // converging linearly.
+        let mut last_gain = f64::INFINITY;
         for _pass in 0..MAX_PASSES {
             before.copy_from_slice(mu);
             for d in &self.dirs {
@@ -709,13 +780,18 @@ impl Descent {
                 restore(mu, &before, &mut ties);
                 break;
             }
-            let mut settled = value - now <= SETTLED * now.abs().max(1.0);
+            let gain = value - now;
+            let mut settled = gain <= SETTLED * now.abs().max(1.0);
+            let zigzag = last_gain > 0.0 && gain > ZIGZAG * last_gain;
+            last_gain = gain;
             // Where the fixed directions stop, at a kink of L that need not be its minimum,
-            // the steepest direction (from the least subgradient) descends if any does. With
-            // one type the fixed directions are every direction. A step that does not lower L
-            // by more than SETTLED (rounding, or a direction that only descends up to a kink a
+            // the steepest direction (from the least subgradient) descends if any does; and
+            // where they zigzag towards such a kink, their gains shrinking by a steady factor
+            // (`ZIGZAG`), it takes the step the remaining passes would approach. With one type
+            // the fixed directions are every direction. A step that does not lower L by more
+            // than SETTLED (rounding, or a direction that only descends up to a kink a
             // rounding error away) is undone, so that mu is the fixed directions' then.
-            if settled && self.flat.k >= 2 {
+            if (settled || zigzag) && self.flat.k >= 2 {
                 before.copy_from_slice(mu);
                 if let Some(d) = self.flat.steepest(mu, &ties)
                     && self
@@ -1071,7 +1147,9 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(500))]
         /// The line search's slope check reads each class's maximizing choices from `ties`:
         /// for every direction of the descent, the least d . u over them is what `maximizer`
-        /// gives, at prices where choices tie (0 and halves) as at any.
+        /// gives, at prices where choices tie (0 and halves) as at any, and so is the rc its
+        /// envelope walk starts from; the slope summed over `Ties::used` is the slope summed
+        /// class by class.
         #[test]
         fn ties_give_what_maximizer_gives(
             problem in testing::small_problem(),
@@ -1095,9 +1173,21 @@ mod tests {
                         .iter()
                         .map(|&q| dir[flat.gpu[q]] * flat.units[q])
                         .reduce(f64::min);
-                    let direct = flat.maximizer(c, &price, &dir).map(|(_, b)| b);
-                    prop_assert_eq!(from_ties, direct);
+                    let direct = flat.maximizer(c, &price, &dir);
+                    prop_assert_eq!(from_ties, direct.map(|(_, b)| b));
+                    prop_assert_eq!(flat.least(c, &dir, &ties), from_ties);
+                    // The line search's start on the envelope: the first tie's rc is the
+                    // maximizer's, to the bit.
+                    if let Some(&q) = ties.choices[ties.start[c]..ties.start[c + 1]].first() {
+                        let a = flat.value[q] - price[flat.gpu[q]] * flat.units[q];
+                        prop_assert_eq!(Some(a.to_bits()), direct.map(|(a, _)| a.to_bits()));
+                    }
                 }
+                // The slope from the classes of one units vector summed (`Ties::used`) is the
+                // class-by-class sum exactly (0 and -0 alike: the line search only compares it
+                // with 0 before it is negative).
+                let (fast, by_class) = (flat.slope(&dir, &ties), flat.slope_by_class(&dir, &ties));
+                prop_assert!(fast == by_class, "{} against {}", fast, by_class);
             }
         }
     }
