@@ -25,7 +25,8 @@ pub(super) const SOLVE_BUDGET: u64 = 2;
 /// still solves the hard 300-job round in 1.5 s.
 pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
 
-/// Default of `Dp::single_tables_after_states`: a run of this many states or more turns on the
+/// Default of `Dp::single_tables_after_states`: a run of this many states or more (or one of
+/// [`ADAPT_AFTER_STATES`] or more that predicts this many for the next plain run) turns on the
 /// type tables of single types for the later runs, until the pairs' come on
 /// ([`TABLES_AFTER_STATES`]). They cost little to build (one grid of rooms per binding type,
 /// `add_copies` for classes of many jobs) and see each type's integrality, which the last runs
