@@ -155,8 +155,10 @@ impl Flat {
     /// The right slope of t -> L(mu + t d) at t = 0, with `ties` made at mu and `dir` = d with
     /// the idle pseudo-type's 0 last: d . C less sum_c n_c times class c's least d . u.
     /// For a direction of integers every term is an integer (units, counts and capacities
-    /// are), every sum exact and its order free, so the classes whose maximizers share one
-    /// units vector come in as `Ties::used`: O(K + split classes) instead of O(classes).
+    /// are), every sum exact (below 2^53, which the instance limits keep them) and its order
+    /// free, so the classes whose maximizers share one units vector come in as `Ties::used`:
+    /// O(K + split classes) instead of O(classes). (Were a sum inexact, only the descent's
+    /// path could change: any mu bounds the optimum.)
     fn slope(&self, dir: &[f64], ties: &Ties) -> f64 {
         let k = self.k;
         if !dir.iter().all(|x| x.fract() == 0.0) {
