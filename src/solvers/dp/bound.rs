@@ -309,24 +309,18 @@ impl Flat {
             }
         };
         // g starts with every class on its first maximizer. The moving classes (maximizers on
-        // different units vectors) are the variables; `part` holds their share of
-        // C - g, sum n_c y_c.
-        let mut g = self.capacity.clone();
+        // different units vectors: `Ties::split`) are the variables; `part` holds their share
+        // of C - g, sum n_c y_c. The other classes' units are `Ties::used` (integers, so g is
+        // the same number as summed class by class).
+        let mut g: Vec<f64> = (0..k).map(|t| self.capacity[t] - ties.used[t]).collect();
         let mut part = vec![0.0; k];
-        let mut moving: Vec<usize> = Vec::new();
-        for c in 0..self.count.len() {
-            let tied = &ties.choices[ties.start[c]..ties.start[c + 1]];
-            let Some(&first) = tied.first() else { continue };
-            let moves = !tied.iter().all(|&q| self.same_units(q, first));
-            if moves {
-                moving.push(c);
-            }
+        let moving = &ties.split;
+        for &c in moving {
+            let first = ties.choices[ties.start[c]];
             if self.gpu[first] < k {
                 let used = self.count[c] * self.units[first];
                 g[self.gpu[first]] -= used;
-                if moves {
-                    part[self.gpu[first]] += used;
-                }
+                part[self.gpu[first]] += used;
             }
         }
         let mut p = vec![0.0; k];
@@ -340,7 +334,7 @@ impl Flat {
             // Frank-Wolfe's vertex: the moving classes' choice of largest p . u (the gradient
             // of |P(g)|^2 in y_c is -2 n_c p).
             vertex.fill(0.0);
-            for &c in &moving {
+            for &c in moving {
                 let tied = &ties.choices[ties.start[c]..ties.start[c + 1]];
                 let best = tied
                     .iter()
@@ -1353,10 +1347,7 @@ mod tests {
                 prop_assert!(smoothed >= l_at - slack - 1e-9 * l_at.abs().max(1.0));
             }
         }
-    }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(500))]
         /// The smoothed multipliers give a valid bound (>= 0, at least the optimum) that is
         /// the LP relaxation's value (HiGHS) to 1e-7 relative when the LP has a feasible point.
         #[cfg(feature = "highs")]
