@@ -91,7 +91,7 @@ fn list_hash(problem: &RoundProblem, j: usize) -> u64 {
 fn classes_by(problem: &RoundProblem, hash_of: impl Fn(&RoundProblem, usize) -> u64) -> Vec<Class> {
     // Hash -> the latest class with it; `next[c]`: the class before it with the same hash.
     let mut index: FxHashMap<u64, usize> = FxHashMap::default();
-    let mut next: Vec<usize> = Vec::new();
+    let mut next: Vec<Option<usize>> = Vec::new();
     let mut out: Vec<Class> = Vec::new();
     for j in 0..problem.jobs.len() {
         let hash = hash_of(problem, j);
@@ -103,13 +103,12 @@ fn classes_by(problem: &RoundProblem, hash_of: impl Fn(&RoundProblem, usize) -> 
             if same {
                 break;
             }
-            at = next[c].checked_sub(1);
+            at = next[c];
         }
         match at {
             Some(c) => out[c].jobs.push(j),
             None => {
-                // `next` holds the class before plus one (0: none).
-                next.push(index.insert(hash, out.len()).map_or(0, |c| c + 1));
+                next.push(index.insert(hash, out.len()));
                 out.push(Class {
                     forced: !problem.jobs[j].may_idle(),
                     choices: choices_of(problem, j),
