@@ -217,12 +217,25 @@ impl Solution {
                 objective += o.value;
             }
         }
+        Solution::from_totals(solver, status, assignments, objective, units)
+    }
+
+    /// A solution whose objective and units per type the solver has summed itself, as
+    /// [`Solution::from_assignments`] would (the DP reads them from its classes, whose few
+    /// choices are in cache where 10,000 jobs' options are not).
+    pub(crate) fn from_totals(
+        solver: &str,
+        status: Status,
+        assignments: Vec<Assignment>,
+        objective: f64,
+        units_used: Vec<u64>,
+    ) -> Solution {
         Solution {
             solver: solver.to_string(),
             status,
             objective: Some(objective),
             assignments,
-            units_used: units,
+            units_used,
             stats: SolveStats::default(),
         }
     }

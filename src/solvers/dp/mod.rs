@@ -64,7 +64,7 @@ use crate::solution::{Assignment, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
 use bound::{multipliers, proven_minimum, smooth_multipliers, warm_multipliers};
 use class_dp::{ClassDp, Suffix, probes};
-use classes::classes;
+use classes::{classes, totals};
 use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
@@ -804,7 +804,10 @@ impl Dp {
         };
         let sol = match chosen {
             None => Solution::infeasible("dp", problem, Infeasibility::of(problem)),
-            Some(a) => Solution::from_assignments("dp", Status::Optimal, problem, a),
+            Some(a) => {
+                let (objective, units) = totals(&classes, problem.types(), &a);
+                Solution::from_totals("dp", Status::Optimal, a, objective, units)
+            }
         };
         let solution = sol.with_stats(SolveStats {
             classes: Some(classes.len() as u64),
