@@ -600,10 +600,7 @@ mod tests {
                 }
             }
         }
-    }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
         /// `add_two_choices` against its definition and against one pass per job: every job
         /// takes one of the two moves, on one axis.
         #[test]
