@@ -173,9 +173,8 @@ impl TypeTables {
             // maximum over the grid's lower set).
             let da = dims[0];
             let price: Vec<f64> = types.iter().map(|&t| mu[t] * grain[t] as f64).collect();
-            // Row by row, without a division per cell (a division by the grid's width per
-            // cell and pass was a fifth of a single-type build of 3,362 cells over 35 layers on
-            // the 10,000-job Gavel round of seed 39).
+            // Row by row: a cell's row and column come from the loops, not from a division by
+            // the grid's width per cell.
             let mut slack = data.clone();
             for layer in slack.chunks_mut(cells) {
                 for (rb, row) in layer.chunks_mut(da).enumerate() {
@@ -185,7 +184,9 @@ impl TypeTables {
                     }
                 }
                 // The running maximum along a row is kept in a register: read back from the
-                // cell just written, it waited on the store each cell.
+                // cell just written, each cell waited on the store before (the maximum was
+                // half of `perf annotate`'s samples of a single-type build on the 10,000-job
+                // Gavel round of seed 39).
                 for rb in 0..cells / da {
                     let (lower, upper) = layer.split_at_mut(rb * da);
                     let below = lower
@@ -280,10 +281,9 @@ fn in_one_pass(jobs: usize, on_set: usize, width: usize, same_axis: bool) -> boo
 /// (jobs - c) v_lo, with lo the move of the smaller shift. Every job takes lo and c of them
 /// move up by s_hi - s_lo >= 0 (componentwise: both moves are on one axis), so it is
 /// [`add_copies`] of the move (s_hi - s_lo, v_hi) with `off` = v_lo on `cur` shifted by
-/// jobs s_lo (into `shifted`, -inf where that leaves the grid). A class of 341 forced jobs with
-/// two slots on one type made 80% of the single types' table work of the 10,000-job Gavel
-/// rounds of seeds 10, 36 and 39 (the class of the jobs whose only kept choices are two slots
-/// of one type). O(cells).
+/// jobs s_lo (into `shifted`, -inf where that leaves the grid). On the 10,000-job Gavel rounds
+/// of seeds 10, 36 and 39, one class of 341 to 359 forced jobs whose only kept choices are two
+/// slots of one type made 80% of the single types' table work, one job at a time. O(cells).
 fn add_two_choices(
     cur: &[f64],
     shifted: &mut Vec<f64>,
