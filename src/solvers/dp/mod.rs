@@ -333,14 +333,14 @@ impl Dp {
         let mut steepest = 0.0f64;
         let tas = self.tables_after_states;
         let single_after = self.single_tables_after_states;
-        let from_start = if tas == 0 {
+        // The tables' regime at the start: on from the first run when a trigger is 0.
+        let mut tables = if tas == 0 {
             Tables::Strongest
         } else if single_after == 0 {
             Tables::Single
         } else {
             Tables::Off
         };
-        let mut tables = from_start;
         // The states the tables' work budget is counted on (TABLE_WORK_PER_STATE each): the
         // solve's states, or more when the tables came on by prediction.
         let mut table_basis = 0u64;

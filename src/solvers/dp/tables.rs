@@ -91,9 +91,9 @@ impl TypeTables {
             let dims: Vec<usize> = types.iter().map(|&t| extent(t)).collect();
             let cells: usize = dims.iter().product();
             // Every layer but the last is written below; the last is 0: an empty completion
-            // fits every room. Zeroed, not filled: the allocator hands fresh memory over as
-            // zeros, where a fill wrote every cell once more (a quarter of a single-type build
-            // on the 10,000-job Gavel round of seed 39).
+            // fits every room. Zeroed, not filled with -inf first: fresh memory comes zeroed
+            // from the system, where the fill wrote every cell once more (a quarter of a
+            // single-type build on the 10,000-job Gavel round of seed 39).
             let mut data = vec![0.0; (m + 1) * cells];
             let mut cur = vec![0.0; cells];
             let mut next = vec![0.0; cells];
@@ -122,10 +122,7 @@ impl TypeTables {
                 // single-type tables: one slot on the type, the others elsewhere), or with two
                 // choices, both on one type of S, and nothing else, is added in one pass over
                 // the grid instead of one per job (`add_copies`, `add_two_choices`).
-                let axis = |m: &(usize, usize, f64)| m.0 == 0;
-                let same_axis = moves.windows(2).all(|w| axis(&w[0]) == axis(&w[1]));
-                let width = kept[core[i]].len();
-                let passes = if !in_one_pass(jobs, moves.len(), width, same_axis) {
+                let passes = if !in_one_pass(jobs, &kept[core[i]], &types) {
                     jobs
                 } else {
                     if let [a, b] = moves[..] {
@@ -267,12 +264,20 @@ impl TypeTables {
     }
 }
 
-/// Whether a class of `jobs` jobs with `on_set` of its `width` kept choices on a table's types
-/// (all on one type where `same_axis`) is added to the table in one pass, by [`add_copies`]
-/// (at most one choice on the types) or [`add_two_choices`] (two on one type, no other),
-/// rather than one job at a time.
-fn in_one_pass(jobs: usize, on_set: usize, width: usize, same_axis: bool) -> bool {
-    jobs >= COPIES_AFTER && (on_set <= 1 || (on_set == 2 && width == 2 && same_axis))
+/// Whether a class of `jobs` jobs with the kept choices `kept` is added to the table of the
+/// types `set` in one pass, by [`add_copies`] (at most one choice on the set's types) or
+/// [`add_two_choices`] (two choices, both on one type of the set, and no other), rather than
+/// one job at a time. [`TypeTables::new`] builds by it and [`sets`] counts the work by it.
+fn in_one_pass(jobs: usize, kept: &[Choice], set: &[usize]) -> bool {
+    let mut on_set = kept
+        .iter()
+        .filter_map(|q| q.gpu.filter(|g| set.contains(g)));
+    let one_type = match (on_set.next(), on_set.next(), on_set.next()) {
+        (None, _, _) | (Some(_), None, _) => true,
+        (Some(a), Some(b), None) => a == b && kept.len() == 2,
+        _ => false,
+    };
+    jobs >= COPIES_AFTER && one_type
 }
 
 /// `next` = `cur` with `jobs` identical jobs added, each taking one of two grid moves `a` and
@@ -446,18 +451,12 @@ fn sets(
             || cells_of(sets).saturating_mul(m + 1) > TABLE_CELLS.min(max_cells)
     };
     // Table work, per set: its grid once per core job and kept choice, or twice for a class
-    // that `add_copies` adds in one pass (at least COPIES_AFTER jobs, at most one choice on
-    // the set's types).
+    // added in one pass (`in_one_pass`).
     let passes = |set: &[usize]| -> usize {
         core.iter()
             .map(|&c| {
                 let (jobs, width) = (classes[c].jobs.len(), kept[c].len());
-                let mut on_set = kept[c]
-                    .iter()
-                    .filter_map(|q| q.gpu.filter(|g| set.contains(g)));
-                let first = on_set.clone().next();
-                let same_axis = on_set.clone().all(|g| Some(g) == first);
-                if in_one_pass(jobs, on_set.by_ref().count(), width, same_axis) {
+                if in_one_pass(jobs, &kept[c], set) {
                     2
                 } else {
                     jobs.saturating_mul(width)
