@@ -36,11 +36,16 @@ pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
 pub(super) const SINGLE_TABLES_AFTER_STATES: u64 = 2_000;
 
 /// The fixing and tables of single types are made for this many times the gap of the run that
-/// needs them, and rebuilt for a run past it (the tables are cheap; a wider fixing keeps more
-/// classes in the core). Chosen among 1, 1.25, 1.5 and 2.5 on the same rounds: 2.5 made 10k-5
-/// 97,088 states instead of 11,077, 1.5 made the 1,000-job rounds slower, 1 rebuilt for runs
-/// the wider fixing serves.
-pub(super) const SINGLE_SPAN: f64 = 1.25;
+/// needs them, and rebuilt for a run past it unless the fixing there keeps the same choices
+/// (`fixing::next_gap`; the tables are cheap; a wider fixing keeps more classes in the core
+/// and looser tables). The sixteenth session chose 1.25 among 1, 1.25, 1.5 and 2.5 on 19
+/// rounds (2.5 made 10k-5 97,088 states instead of 11,077, 1.5 made the 1,000-job rounds
+/// slower, 1 rebuilt for runs the wider fixing serves); the thirty-sixth, with the builds
+/// cheaper and the rebuilds the same fixing would make skipped, took 1: on the 10,000-job
+/// round of seed 10 61,974 -> 43,192 states, 18.1 -> 11.9 ms in one process, 3.4% less on 24
+/// such rounds by geometric mean, 1% less on 49 of 40-3,000 jobs but `gavel-multi-36x3-300`,
+/// 1.36 -> 1.62 ms (docs/performance.md, the thirty-sixth session's section).
+pub(super) const SINGLE_SPAN: f64 = 1.0;
 
 /// The tables also come on after a run whose states, times their growth over the run before
 /// it, exceed this many times [`TABLES_AFTER_STATES`]: the states of plain runs grow by 4 to

@@ -491,17 +491,17 @@ impl Dp {
             // the fixing, decides what a run finds), and a run then costs its states only.
             let own;
             let (fixed, prebuilt, fixed_gap) = if table_work > 0 {
-                let build = || {
-                    let full = if last {
-                        gap
+                let full = if last {
+                    gap
+                } else {
+                    let span = if tables == Tables::Single {
+                        SINGLE_SPAN
                     } else {
-                        let span = if tables == Tables::Single {
-                            SINGLE_SPAN
-                        } else {
-                            TABLE_SPAN
-                        };
-                        (gap * span).min(incumbent_gap)
+                        TABLE_SPAN
                     };
+                    (gap * span).min(incumbent_gap)
+                };
+                let build = || {
                     // The widest fixing, from `full` down to the run's own gap, whose pair
                     // tables fit the work budget (a wider fixing keeps more classes and choices,
                     // and the pairs' work grows with them); when none does, `full` with
@@ -563,8 +563,20 @@ impl Dp {
                     }
                 };
                 // Rebuilt when this run's gap is past it, or when no tables could be built.
+                // Not for single types' tables whose new fixing would keep the same choices
+                // (no reduced-cost gap between the two widths, `next_gap`), as it would for
+                // many runs past it with SINGLE_SPAN = 1: the same fixing makes the same
+                // tables. (The pairs' could differ: a larger work budget may fit pairs where
+                // the cached build fell back to single types.)
+                let same_fixing = |c_at: f64| {
+                    tables == Tables::Single && next_gap(&classes, &mu, c_at, tol) > full + tol
+                };
                 let (at, _, fixed, built) = &*match cached.take() {
-                    Some(c) if c.0 >= gap && c.1 == tables && c.3.is_some() => cached.insert(c),
+                    Some(c)
+                        if (c.0 >= gap || same_fixing(c.0)) && c.1 == tables && c.3.is_some() =>
+                    {
+                        cached.insert(c)
+                    }
                     _ => {
                         let (at, fixed, built) = build();
                         cached.insert((at, tables, fixed, built))
