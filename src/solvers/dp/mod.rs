@@ -195,7 +195,8 @@ enum Tables {
     /// None: the probes' bound only.
     Off,
     /// One table per binding type: cheap (a grid of one type's rooms), kept for the runs
-    /// within [`SINGLE_SPAN`] times the gap they were made for.
+    /// within [`SINGLE_SPAN`] times the gap they were made for, and for those whose fixing
+    /// keeps the same choices.
     Single,
     /// Pairs of binding types where they fit the work budget (else single types), kept for
     /// the runs within [`TABLE_SPAN`] times the gap they were made for.
