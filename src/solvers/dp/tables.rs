@@ -186,9 +186,8 @@ impl TypeTables {
                 // Gavel round of seed 39).
                 for rb in 0..cells / da {
                     let (lower, upper) = layer.split_at_mut(rb * da);
-                    let below = lower
-                        .get(lower.len().saturating_sub(da)..)
-                        .filter(|_| rb > 0);
+                    // The row below (none for the first row): the last `da` cells of `lower`.
+                    let below = (rb > 0).then(|| &lower[(rb - 1) * da..]);
                     let mut left = f64::NEG_INFINITY;
                     for (ra, x) in upper[..da].iter_mut().enumerate() {
                         let mut best = x.max(left);
