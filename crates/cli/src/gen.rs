@@ -89,7 +89,9 @@ pub struct GenArgs {
     /// Credit bound B.
     #[arg(long, default_value_t = 1.0)]
     credit: f64,
-    /// Instance name (default: gavel-<count>x<types>-<jobs> or synth-<types>x<count>-<jobs>).
+    /// Instance name (default: gavel-<count>x<types>-<jobs>-s<seed>, or synth-... likewise;
+    /// <count>x<types> becomes <types>types when the counts differ). The seed is in the default
+    /// so that `bench` and `rounds` tables of generated rounds can be told apart.
     #[arg(long)]
     name: Option<String>,
     /// Seed.
@@ -151,7 +153,7 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
     config.name = Some(
         args.name
             .clone()
-            .unwrap_or_else(|| format!("{prefix}-{shape}-{}", args.jobs)),
+            .unwrap_or_else(|| default_name(prefix, &shape, args.jobs, args.seed)),
     );
     config.jobs = args.jobs;
     config.gpus = gpus;
@@ -207,4 +209,12 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
         None => out!("{text}"),
     }
     Ok(0)
+}
+
+/// The default instance name: `<prefix>-<shape>-<jobs>-s<seed>`. Until the thirty-seventh
+/// session it had no seed, so every `gen --gavel --jobs 1000 --count 100` round was named
+/// `gavel-100x3-1000` whatever its seed, and the rows of a `bench` table over several seeds
+/// could not be told apart (benches/seeds.sh passed `--name` for that).
+fn default_name(prefix: &str, shape: &str, jobs: usize, seed: u64) -> String {
+    format!("{prefix}-{shape}-{jobs}-s{seed}")
 }

@@ -313,6 +313,40 @@ fn unknown_gavel_type_and_bad_parameters_are_errors() {
     }
 }
 
+/// `gen` without `--name` names the instance by its kind, shape, jobs and seed, so that
+/// rounds of different seeds are told apart in `bench` and `rounds` tables; `--name` wins.
+#[test]
+fn default_name_carries_the_seed() {
+    let name_of = |extra: &[&str]| -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_stsfair"))
+            .args(["gen", "--jobs", "5"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        Instance::from_json(&text)
+            .unwrap()
+            .name()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        name_of(&["--gavel", "--count", "3", "--seed", "7"]),
+        "gavel-3x3-5-s7"
+    );
+    assert_eq!(name_of(&["--gavel", "--count", "3"]), "gavel-3x3-5-s0");
+    assert_eq!(
+        name_of(&["--types", "2", "--count", "4,6", "--seed", "2"]),
+        "synth-2types-5-s2"
+    );
+    assert_eq!(name_of(&["--seed", "7", "--name", "mine"]), "mine");
+}
+
 /// Every `stsfair gen ... --out instances/NAME.json` line of instances/README.md, run again,
 /// writes exactly the shipped file; and every shipped generated file is listed there.
 #[test]
