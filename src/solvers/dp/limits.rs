@@ -32,7 +32,8 @@ pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
 /// `add_copies` for classes of many jobs) and see each type's integrality, which the last runs
 /// of the 1,000-job Gavel rounds pay for (docs/solver.md step 5). Chosen by instruction counts
 /// on 19 rounds (docs/performance.md, "Sixteenth session"): 1,000 won on two 1,000-job rounds
-/// and lost twice as much on a 10,000-job one; 4,000 left 1k-4 at 76,955 states.
+/// and lost twice as much on a 10,000-job one; 4,000 left 1k-4 at 76,955 states. Half of it
+/// for the core in the rigid order ([`RIGID_SINGLE_SHARE`]).
 pub(super) const SINGLE_TABLES_AFTER_STATES: u64 = 2_000;
 
 /// The fixing and tables of single types are made for this many times the gap of the run that
@@ -89,8 +90,27 @@ pub(super) const FAST_GROWTH: f64 = 2.0;
 /// Past this many states in a failed run without the type tables, the next gap is the one
 /// predicted to grow the states by [`RUN_GROWTH`] instead of a doubling (`plain_growth` in
 /// mod.rs): below it a run costs well under a millisecond and doubling reaches the
-/// optimum's gap in the fewest runs.
+/// optimum's gap in the fewest runs. For the core in the units order; the rigid order has
+/// [`RIGID_ADAPT_AFTER_STATES`].
 pub(super) const ADAPT_AFTER_STATES: u64 = 1_000;
+
+/// [`ADAPT_AFTER_STATES`] for the core in the rigid order (`CoreOrder::Rigid`), since the
+/// thirty-seventh session. With the classes that may idle last there, the failed runs are
+/// smaller, and a doubling from a run of a few hundred states overshot the optimum's gap where
+/// the states grow 17 to 32 times per doubling (the 1,000-job Gavel round of seed 23: 392
+/// states at gap 0.030, then 9,702 at 0.060, the optimum's 0.038); from 250 that growth is
+/// measured in time. The units order keeps 1,000: lowered there too, it made the multi-GPU
+/// simulation of seed 4 fall back to the ILP once (docs/performance.md, "The thirty-seventh
+/// session").
+pub(super) const RIGID_ADAPT_AFTER_STATES: u64 = 250;
+
+/// The single types' tables' trigger (`Dp::single_tables_after_states`, and the prediction of
+/// it) is divided by this for the core in the rigid order, since the thirty-seventh session:
+/// its runs before the tables are smaller with the classes that may idle last, and at 2,000
+/// the tables came on too late on the 1,000-job Gavel round of seed 39 (3,320 -> 20,799
+/// states; 1,535 at 1,000) and on the 3,000-job rounds of seeds 15 and 19. The units order
+/// keeps the trigger as it is, for the reason of [`RIGID_ADAPT_AFTER_STATES`].
+pub(super) const RIGID_SINGLE_SHARE: u64 = 2;
 
 /// The growth of the states from one failed run to the next that the step after
 /// [`ADAPT_AFTER_STATES`] aims at: near e, where the runs together cost the least for states

@@ -15,7 +15,8 @@
 //!    reduced-cost gap is <= g, the others are removed, and the classes left with several
 //!    choices form the core.
 //! 5. Gap deepening (here, [`Dp`]'s [`Solver`] impl): the DP runs with floor L - g for
-//!    g = 1e-9 |L|, 2g, 4g, ... (once a run has 1,000 states, the step predicted to triple
+//!    g = 1e-9 |L|, 2g, 4g, ... (once a run has 250 states, or 1,000 with the core in the
+//!    units order, the step predicted to triple
 //!    them, [`plain_growth`]; 1.25 g per run once the runs are expensive) until a run finds
 //!    a solution, which is then optimal; the last run uses the incumbent's value as the floor.
 //!    A failed run raises g to what it proves: past the next gap at which the fixing keeps
@@ -27,7 +28,8 @@
 //!    count vector chosen choice by choice (the last step places the class's remaining jobs,
 //!    the counts kept are an interval of a concave bound), states are unit vectors over the
 //!    types that can bind (dominance: the larger value wins), pruned by capacity and by
-//!    Lagrangian bounds at several probe prices; once a run has 2,000 states also by
+//!    Lagrangian bounds at several probe prices; once a run has 1,000 states (2,000 in the
+//!    units order) also by
 //!    [`tables`], partial relaxations that keep the capacity of one type exact (of pairs of
 //!    types on expensive runs) and see the integrality the LP bound cannot.
 //!
@@ -69,9 +71,10 @@ use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
     ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, FLAT_GROWTH, MIN_STEP,
-    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RACE_AFTER_STATES, RACE_FACTOR, RUN_GROWTH,
-    SINGLE_SPAN, SINGLE_TABLES_AFTER_STATES, SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET,
-    TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE,
+    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RACE_AFTER_STATES, RACE_FACTOR,
+    RIGID_ADAPT_AFTER_STATES, RIGID_SINGLE_SHARE, RUN_GROWTH, SINGLE_SPAN,
+    SINGLE_TABLES_AFTER_STATES, SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET, TABLE_SPAN,
+    TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE,
     table_cells,
 };
 use tables::{TypeTables, strongest_fit};
@@ -674,7 +677,13 @@ impl Dp {
             // over the one before predicts the next plain run (at the step `plain`) far past
             // it.
             let per_doubling = growth_per_doubling((last_run_gap, last_states), (gap, dp.states));
-            if dp.states >= ADAPT_AFTER_STATES {
+            // The triggers by this run's order: with the classes that may idle last, the rigid
+            // order's runs before the tables are smaller (limits.rs, RIGID_ADAPT_AFTER_STATES).
+            let (adapt_after, single_after) = match order {
+                CoreOrder::Rigid => (RIGID_ADAPT_AFTER_STATES, single_after / RIGID_SINGLE_SHARE),
+                CoreOrder::Units => (ADAPT_AFTER_STATES, single_after),
+            };
+            if dp.states >= adapt_after {
                 steepest = steepest.max(per_doubling.unwrap_or(0.0));
             }
             let plain = plain_growth(steepest);
@@ -692,11 +701,11 @@ impl Dp {
             } else if tables == Tables::Off
                 && (dp.states >= single_after
                     || (last_states > 0
-                        && dp.states >= ADAPT_AFTER_STATES
+                        && dp.states >= adapt_after
                         && predicted >= single_after as f64))
             {
                 // The single types' tables likewise: past `single_after` states, or when the
-                // next plain run is predicted to reach them (from a run of ADAPT_AFTER_STATES
+                // next plain run is predicted to reach them (from a run of `adapt_after` states
                 // or more, whose growth is measured rather than noise). On the 3,000-job Gavel
                 // round of seed 10 a run of 1,257 states at gap 0.011 predicted about 5,000 for
                 // the next plain one, which made 13,246 (3.1 ms) before the tables came on;
@@ -792,8 +801,7 @@ impl Dp {
             // not grow from the run before (the runs up to the jump would each cost as much and
             // find nothing: on a priced round of the 10,000-job Gavel mix ten runs of 78,260
             // states each, at gaps 1e-9 to 0.002 of L, before the fixing changed at 0.004).
-            let flat =
-                dp.states >= ADAPT_AFTER_STATES && per_doubling.is_some_and(|d| d < FLAT_GROWTH);
+            let flat = dp.states >= adapt_after && per_doubling.is_some_and(|d| d < FLAT_GROWTH);
             let jump = (bound - dp.dropped).min(next_gap(&classes, &mu, fixed_gap, tol));
             if tables_on || flat || dp.dropped == f64::NEG_INFINITY {
                 g = g.max(jump);
