@@ -99,9 +99,9 @@ pub(super) const ADAPT_AFTER_STATES: u64 = 1_000;
 /// smaller, and a doubling from a run of a few hundred states overshot the optimum's gap where
 /// the states grow 17 to 32 times per doubling (the 1,000-job Gavel round of seed 23: 392
 /// states at gap 0.030, then 9,702 at 0.060, the optimum's 0.038); from 250 that growth is
-/// measured in time. The units order keeps 1,000: lowered there too, it made the multi-GPU
-/// simulation of seed 4 fall back to the ILP once (docs/performance.md, "The thirty-seventh
-/// session").
+/// measured in time. The units order keeps 1,000: with both triggers lowered there too, the
+/// multi-GPU simulations of seeds 4 and 8 fell back to the ILP once each, and with either one
+/// that of seed 4 (docs/performance.md, "The thirty-seventh session").
 pub(super) const RIGID_ADAPT_AFTER_STATES: u64 = 250;
 
 /// The single types' tables' trigger (`Dp::single_tables_after_states`, and the prediction of
