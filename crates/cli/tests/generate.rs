@@ -3,7 +3,7 @@
 //! (each one is regenerated from the command line recorded in instances/README.md).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use stsfair::formulation::{JobClass, RoundProblem};
 use stsfair::{Fairness, Instance};
@@ -14,6 +14,15 @@ use stsfair_costs::{JobType, ThroughputModel};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The `stsfair` binary run with `args` from the repository's root.
+fn stsfair(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stsfair"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
 }
 
 fn gavel() -> GavelThroughputs {
@@ -302,10 +311,7 @@ fn unknown_gavel_type_and_bad_parameters_are_errors() {
     assert!(err.to_string().contains("at most 64 gpu types"), "{err}");
     assert!(generate::synthetic(&configured(3, gpus(&refs[..64], 1, 4, &[1, 2, 4]))).is_ok());
     for types in ["65", "1000000000000"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stsfair"))
-            .args(["gen", "--types", types])
-            .output()
-            .unwrap();
+        let out = stsfair(&["gen", "--types", types]);
         assert_eq!(out.status.code(), Some(2));
         assert!(out.stdout.is_empty());
         let err = String::from_utf8_lossy(&out.stderr);
@@ -318,11 +324,7 @@ fn unknown_gavel_type_and_bad_parameters_are_errors() {
 #[test]
 fn default_name_carries_the_seed() {
     let name_of = |extra: &[&str]| -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_stsfair"))
-            .args(["gen", "--jobs", "5"])
-            .args(extra)
-            .output()
-            .unwrap();
+        let out = stsfair(&[&["gen", "--jobs", "5"], extra].concat());
         assert!(
             out.status.success(),
             "{}",
@@ -371,11 +373,8 @@ fn shipped_generated_instances_match_their_recorded_commands() {
         let fresh = dir.join(&name);
         let mut cmd_args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         cmd_args[out_at + 1] = fresh.display().to_string();
-        let status = Command::new(env!("CARGO_BIN_EXE_stsfair"))
-            .args(&cmd_args)
-            .current_dir(root())
-            .output()
-            .unwrap();
+        let cmd_args: Vec<&str> = cmd_args.iter().map(String::as_str).collect();
+        let status = stsfair(&cmd_args);
         assert!(
             status.status.success(),
             "{line}: {}",
