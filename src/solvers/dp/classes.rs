@@ -75,17 +75,31 @@ pub(super) fn classes(problem: &RoundProblem) -> Vec<Class> {
     classes_by(problem, list_hash)
 }
 
-/// Job j's choice list hashed (FxHash over each choice's key entry).
+/// Job j's choice list hashed: FxHash over whether it may idle and each option's value bits,
+/// type, slot and units packed in two words (a collision only costs a comparison).
 fn list_hash(problem: &RoundProblem, j: usize) -> u64 {
+    let job = &problem.jobs[j];
     let mut hasher = FxHasher::default();
-    for c in choices(problem, j) {
-        let (gpu, slot, units, bits) = key_entry(&c);
-        hasher.write_usize(gpu);
-        hasher.write_u32(slot);
-        hasher.write_u64(units);
-        hasher.write_u64(bits);
+    hasher.write_u8(u8::from(job.may_idle()));
+    for o in &job.options {
+        hasher.write_u64(o.value.to_bits());
+        hasher.write_u64((o.gpu as u64) << 40 ^ u64::from(o.slot) << 20 ^ o.units);
     }
     hasher.finish()
+}
+
+/// Whether jobs i and j have the same choice list: the same options in type, slot, units and
+/// value bits, in order, and both may idle or neither.
+fn same_choices(problem: &RoundProblem, i: usize, j: usize) -> bool {
+    let (a, b) = (&problem.jobs[i], &problem.jobs[j]);
+    a.may_idle() == b.may_idle()
+        && a.options.len() == b.options.len()
+        && a.options.iter().zip(&b.options).all(|(x, y)| {
+            x.gpu == y.gpu
+                && x.slot == y.slot
+                && x.units == y.units
+                && x.value.to_bits() == y.value.to_bits()
+        })
 }
 
 /// [`classes`] with the hash of a job's choice list given (the tests make every list collide).
@@ -97,11 +111,9 @@ fn classes_by(problem: &RoundProblem, hash_of: impl Fn(&RoundProblem, usize) -> 
     for j in 0..problem.jobs.len() {
         let hash = hash_of(problem, j);
         let mut at = index.get(&hash).copied();
+        // A class's first job stands for its list.
         while let Some(c) = at {
-            let same = choices(problem, j)
-                .map(|q| key_entry(&q))
-                .eq(out[c].choices.iter().map(key_entry));
-            if same {
+            if same_choices(problem, out[c].jobs[0], j) {
                 break;
             }
             at = next[c];
@@ -130,6 +142,7 @@ fn key_of(choices: &[Choice]) -> Vec<(usize, u32, u64, u64)> {
 /// One choice's part of a choice list's identity: idle as type `usize::MAX`, values by their
 /// bits (two values that differ in the last bit are different choices; merging them would
 /// change the optimum).
+#[cfg(test)]
 fn key_entry(c: &Choice) -> (usize, u32, u64, u64) {
     (
         c.gpu.map_or(usize::MAX, |g| g),

@@ -162,6 +162,20 @@ pub(super) const SETTLED: f64 = 1e-12;
 /// it is tried at the fourth pass. Rounds whose passes settle at once (most) never meet it.
 pub(super) const ZIGZAG: f64 = 0.1;
 
+/// Where the descent's passes settle, the vertex of L's nearest pieces (`Flat::vertex`) is
+/// taken only if it lowers L by more than this, relative to max(1, |L|): the DP's first gap
+/// ([`FIRST_GAP`]) cannot tell less, and a taken step costs a pass of line searches more.
+/// Measured (docs/performance.md, the thirty-eighth session): on the 10,000-job Gavel round
+/// of seed 36 the passes settle at L = 4531.297163 and the vertex is at 4531.297034 (the
+/// smoothing's 4531.297034 too), 14.7 -> 10.9 ms in one process; with any gain taken, the
+/// 1,000-job rounds took 2% longer.
+pub(super) const JUMP_GAIN: f64 = 1e-9;
+
+/// The nearest planes `Flat::vertex` chooses its K from, per type: the planes through a
+/// vertex near mu are the nearest but for others as near that are parallel to them or to
+/// each other (a class's two choices on one type, or many classes tied alike).
+pub(super) const VERTEX_PLANES: usize = 4;
+
 /// Frank-Wolfe steps of the steepest descent direction's search (`Flat::steepest`, step 2):
 /// each costs one pass over the maximizing choices of the classes that tie between units
 /// vectors, a handful on the Gavel rounds. At a minimizer of L the search cannot meet its gap

@@ -64,9 +64,11 @@ use super::{SolveError, Solver, WarmStart};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
-use bound::{multipliers, proven_minimum, smooth_multipliers, warm_multipliers};
+use bound::{
+    multipliers, proven_minimum, refine_multipliers, smooth_multipliers, warm_multipliers,
+};
 use class_dp::{ClassDp, Suffix, probes};
-use classes::{classes, totals};
+use classes::{Class, classes, totals};
 use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
@@ -255,6 +257,32 @@ impl Solver for Dp {
     }
 }
 
+/// The multipliers the smoothing step takes its candidate from (docs/solver.md step 5, "When
+/// to smooth"): the descent refined from `mu` along the edges of L's pieces
+/// ([`refine_multipliers`]) when `proven_minimum` proves it a minimizer within
+/// `slack_at(its L)`; otherwise the entropic smoothing too ([`smooth_multipliers`]), and the
+/// lower of the two. The refinement costs about a descent, the smoothing 1-2.5 ms; on three
+/// of the four rounds of the 138 measured that smooth, the refined mu is proven and the
+/// smoothing not made (the 10,000-job Gavel round of seed 39: 13.4 -> 11.1 ms in one
+/// process, the same states).
+fn refined_or_smoothed(
+    classes: &[Class],
+    problem: &RoundProblem,
+    mu: &[f64],
+    slack_at: impl Fn(f64) -> f64,
+) -> (Vec<f64>, f64) {
+    let (refined, l) = refine_multipliers(classes, &problem.capacity, mu);
+    if proven_minimum(classes, &problem.capacity, &refined, slack_at(l)) {
+        return (refined, l);
+    }
+    let (smoothed, ls) = smooth_multipliers(classes, &problem.capacity);
+    if l <= ls {
+        (refined, l)
+    } else {
+        (smoothed, ls)
+    }
+}
+
 /// Step 5 of docs/solver.md, gap deepening: the driver of the other steps.
 impl Dp {
     /// The solve, with `start` a second start for the multipliers' descent; returns the
@@ -379,7 +407,10 @@ impl Dp {
             // the runs have (below the last run's floor; for integral values, below the
             // ceiling's integer); otherwise it is kept, tested so again before the next run,
             // and taken once the states themselves reach the trigger if it lowers L at all
-            // (docs/solver.md step 5, "When to smooth").
+            // (docs/solver.md step 5, "When to smooth"). Since the thirty-eighth session "the
+            // smoothing" is the descent refined along the edges of L's pieces where that is
+            // proven a minimizer, the entropic smoothing only where it is not
+            // (`refined_or_smoothed`).
             // Before the smoothing is first made, the descent's mu is tested for a proof that
             // it minimizes L to within less than any smoothing taken below must lower it
             // (`proven_minimum`): half the tolerance, and for integral values no more than
@@ -388,18 +419,23 @@ impl Dp {
             let due = states >= self.smooth_after_states;
             let triggered = !smoothed
                 && (due || states.saturating_add(next_states) >= self.smooth_after_states);
-            if triggered && smoothing.is_none() {
-                let slack = if integral {
-                    (0.5 * tol).min(bound + tol - ceiling)
+            // The slack within which a mu whose L is `l` must be proven a minimizer: half the
+            // tolerance, and for integral values no more than keeps l + tol at the ceiling's
+            // integer.
+            let slack_at = |l: f64| {
+                if integral {
+                    (0.5 * tol).min(l + tol - ceiling)
                 } else {
                     0.5 * tol
-                };
-                smoothed = proven_minimum(&classes, &problem.capacity, &mu, slack);
+                }
+            };
+            if triggered && smoothing.is_none() {
+                smoothed = proven_minimum(&classes, &problem.capacity, &mu, slack_at(bound));
             }
             if triggered && !smoothed {
                 let (better_mu, better_bound) = smoothing
                     .take()
-                    .unwrap_or_else(|| smooth_multipliers(&classes, &problem.capacity));
+                    .unwrap_or_else(|| refined_or_smoothed(&classes, problem, &mu, slack_at));
                 let take = if due {
                     better_bound < bound - tol
                 } else if integral {
