@@ -413,15 +413,7 @@ impl Flat {
                 continue;
             }
             let rc = |q: usize| self.value[q] - price[self.gpu[q]] * self.units[q];
-            let (mut best, mut top, mut second) = (from, rc(from), f64::NEG_INFINITY);
-            for q in from + 1..to {
-                let x = rc(q);
-                if x > top {
-                    (best, top, second) = (q, x, top);
-                } else if x > second {
-                    second = x;
-                }
-            }
+            let (best, top, second) = self.top_two(from..to, &price);
             // Every plane of the class is at least (top - second) / widest away.
             if near.len() == most && near.last().is_some_and(|l| top - second >= l.0 * widest) {
                 continue;
@@ -450,24 +442,16 @@ impl Flat {
         let mut basis: Vec<Vec<f64>> = Vec::with_capacity(k);
         let mut system: Vec<f64> = Vec::with_capacity(k * (k + 1));
         for &(_, q, r) in &near {
-            let mut row = vec![0.0; k + 1];
-            if r == usize::MAX {
-                row[q] = 1.0;
+            let (normal, rhs) = if r == usize::MAX {
+                let mut e = vec![0.0; k];
+                e[q] = 1.0;
+                (e, 0.0)
             } else {
-                if self.gpu[q] < k {
-                    row[self.gpu[q]] += self.units[q];
-                }
-                if self.gpu[r] < k {
-                    row[self.gpu[r]] -= self.units[r];
-                }
-                row[k] = self.value[q] - self.value[r];
-            }
-            let mut v = row[..k].to_vec();
-            project_out(&mut v, &basis);
-            let len = norm(&v);
-            if len > INDEPENDENT * norm(&row[..k]) {
-                basis.push(v.iter().map(|x| x / len).collect());
-                system.extend(row);
+                (self.tie_normal(q, r), self.value[q] - self.value[r])
+            };
+            if extend_basis(&mut basis, &normal) {
+                system.extend(normal);
+                system.push(rhs);
                 if basis.len() == k {
                     break;
                 }
@@ -514,7 +498,7 @@ impl Flat {
         // The active planes' unit normals, each once (up to sign).
         let mut active: Vec<Vec<f64>> = Vec::new();
         let mut add = |normal: Vec<f64>| {
-            let len = normal.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let len = norm(&normal);
             if len == 0.0 || active.len() == MAX_ACTIVE {
                 return;
             }
@@ -533,25 +517,11 @@ impl Flat {
                 continue;
             }
             let rc = |q: usize| self.value[q] - price[self.gpu[q]] * self.units[q];
-            let (mut best, mut top) = (from, rc(from));
-            for q in from + 1..to {
-                let x = rc(q);
-                if x > top {
-                    (best, top) = (q, x);
-                }
-            }
+            let (best, top, _) = self.top_two(from..to, &price);
             for r in from..to {
-                if self.same_units(best, r) || top - rc(r) > tol {
-                    continue;
+                if !self.same_units(best, r) && top - rc(r) <= tol {
+                    add(self.tie_normal(best, r));
                 }
-                let mut normal = vec![0.0; k];
-                if self.gpu[best] < k {
-                    normal[self.gpu[best]] += self.units[best];
-                }
-                if self.gpu[r] < k {
-                    normal[self.gpu[r]] -= self.units[r];
-                }
-                add(normal);
             }
         }
         for t in 0..k {
@@ -579,10 +549,10 @@ impl Flat {
                         v
                     })
                     .max_by(|a, b| norm(a).total_cmp(&norm(b)));
+                let len = along.as_deref().map_or(0.0, norm);
                 if let Some(v) = along
-                    && norm(&v) > 0.0
+                    && len > 0.0
                 {
-                    let len = norm(&v);
                     let d: Vec<f64> = v.iter().map(|x| x / len).collect();
                     out.push(d.iter().map(|x| -x).collect());
                     out.push(d);
@@ -597,6 +567,38 @@ impl Flat {
                 pick[j] = pick[j - 1] + 1;
             }
         }
+    }
+}
+
+impl Flat {
+    /// The choice of largest reduced cost among `choices` (one class's, not empty) at `price`
+    /// (the idle pseudo-type's 0 last; the first of equals), its reduced cost, and the largest
+    /// reduced cost of the others (-inf for a class of one choice).
+    fn top_two(&self, choices: std::ops::Range<usize>, price: &[f64]) -> (usize, f64, f64) {
+        let rc = |q: usize| self.value[q] - price[self.gpu[q]] * self.units[q];
+        let (mut best, mut top, mut second) = (choices.start, rc(choices.start), f64::NEG_INFINITY);
+        for q in choices.start + 1..choices.end {
+            let x = rc(q);
+            if x > top {
+                (best, top, second) = (q, x, top);
+            } else if x > second {
+                second = x;
+            }
+        }
+        (best, top, second)
+    }
+
+    /// The normal of the plane where choices q and r tie (rc_q = rc_r, linear in mu):
+    /// u_q e_(type of q) - u_r e_(type of r), idle contributing nothing.
+    fn tie_normal(&self, q: usize, r: usize) -> Vec<f64> {
+        let mut normal = vec![0.0; self.k];
+        if self.gpu[q] < self.k {
+            normal[self.gpu[q]] += self.units[q];
+        }
+        if self.gpu[r] < self.k {
+            normal[self.gpu[r]] -= self.units[r];
+        }
+        normal
     }
 }
 
@@ -627,17 +629,26 @@ fn project_out(v: &mut [f64], basis: &[Vec<f64>]) {
     }
 }
 
+/// One step of Gram-Schmidt: adds `row`'s part independent of the orthonormal `basis`, as a
+/// unit vector, unless it is shorter than [`INDEPENDENT`] of `row`'s length; returns whether
+/// it did.
+fn extend_basis(basis: &mut Vec<Vec<f64>>, row: &[f64]) -> bool {
+    let mut v = row.to_vec();
+    project_out(&mut v, basis);
+    let len = norm(&v);
+    let added = len > INDEPENDENT * norm(row);
+    if added {
+        basis.push(v.iter().map(|x| x / len).collect());
+    }
+    added
+}
+
 /// An orthonormal basis of the span of `rows` (Gram-Schmidt), skipping a row whose part
 /// independent of those before is shorter than [`INDEPENDENT`] of its length.
 fn orthonormal<'a>(rows: impl Iterator<Item = &'a [f64]>) -> Vec<Vec<f64>> {
     let mut basis: Vec<Vec<f64>> = Vec::new();
     for row in rows {
-        let mut v = row.to_vec();
-        project_out(&mut v, &basis);
-        let (len, full) = (norm(&v), norm(row));
-        if len > INDEPENDENT * full {
-            basis.push(v.iter().map(|x| x / len).collect());
-        }
+        extend_basis(&mut basis, row);
     }
     basis
 }
@@ -1134,8 +1145,9 @@ impl Descent {
         price.push(0.0);
         let mut ties = Ties::default();
         self.flat.ties(&price, &mut ties);
-        // Where a step is undone: mu back to `at`, and its maximizing choices with it.
-        let restore = |mu: &mut [f64], at: &[f64], ties: &mut Ties| {
+        // mu to `at`, and its maximizing choices with it: back to where a step began, or on
+        // to a vertex taken.
+        let go_to = |mu: &mut [f64], at: &[f64], ties: &mut Ties| {
             mu.copy_from_slice(at);
             let mut price = at.to_vec();
             price.push(0.0);
@@ -1155,7 +1167,7 @@ impl Descent {
             if !now.is_finite() {
                 // Prices at their caps can overflow L (an LP without a feasible point, where L
                 // falls without bound, on values near f64::MAX): keep the last finite point.
-                restore(mu, &before, &mut ties);
+                go_to(mu, &before, &mut ties);
                 break;
             }
             let gain = value - now;
@@ -1180,7 +1192,7 @@ impl Descent {
                 if settled && let Some(v) = self.flat.vertex(mu, &self.cap) {
                     let l = self.flat.lagrangian(&v);
                     if lowers(l, now, JUMP_GAIN) {
-                        restore(mu, &v, &mut ties);
+                        go_to(mu, &v, &mut ties);
                         (now, settled, jumped) = (l, false, true);
                     }
                 }
@@ -1194,7 +1206,7 @@ impl Descent {
                     if lowers(l, now, SETTLED) {
                         (now, settled, jumped) = (l, false, true);
                     } else {
-                        restore(mu, &before, &mut ties);
+                        go_to(mu, &before, &mut ties);
                     }
                 }
                 let mut stepped = false;
@@ -1209,7 +1221,7 @@ impl Descent {
                         if lowers(after, now, SETTLED) {
                             (now, settled, stepped) = (after, false, true);
                         } else {
-                            restore(mu, &before, &mut ties);
+                            go_to(mu, &before, &mut ties);
                         }
                     }
                 }
@@ -1218,7 +1230,7 @@ impl Descent {
                 {
                     let l = self.flat.lagrangian(&v);
                     if lowers(l, now, SETTLED) {
-                        restore(mu, &v, &mut ties);
+                        go_to(mu, &v, &mut ties);
                         (now, settled) = (l, false);
                     }
                 }

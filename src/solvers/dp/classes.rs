@@ -66,7 +66,8 @@ fn choices(problem: &RoundProblem, j: usize) -> impl Iterator<Item = Choice> + '
 /// bits (so forced and optional jobs never share one: idle is a choice of the latter only).
 ///
 /// Each job's choice list is hashed as it is read from the problem and compared, on a hash
-/// match, with the class's list: nothing is allocated per job but for a job that opens a class.
+/// match, with the options of the class's first job (`same_choices`): nothing is allocated
+/// per job but for a job that opens a class.
 /// (Until the thirty-fourth session each job's key was built in a buffer and hashed and compared
 /// as a slice of tuples; on 1,000-job Gavel rounds that was 11.6% of the DP's in-process time.)
 /// Classes whose lists hash alike are chained (`next`), so a collision costs a comparison,
