@@ -329,7 +329,122 @@ impl RoundProblem {
         }
         best
     }
+
+    /// Whether the forced jobs can all run at once: each takes one of its admissible options and
+    /// the units of every GPU type suffice. `Some(false)` is a certificate of infeasibility that
+    /// the fractional ones (the Lagrangian bound, [`RoundProblem::shortage`]) miss, where only the
+    /// sizes of the slots keep the forced jobs from fitting: three forced jobs of 48 units on two
+    /// types of 72 need 144 units of the 144 there are, but no type holds two of them. `None`
+    /// when deciding would take more than `max_work` word operations (below).
+    ///
+    /// The exact reachability of MODEL.md section 4's dense DP restricted to the forced jobs,
+    /// with a bit per vector of units used (a subset-sum DP over K dimensions): every vector
+    /// `u <= C` that some choice of the forced jobs' options uses is set, job by job. The set
+    /// ends empty exactly when no choice fits. A forced job without options empties it. Bits
+    /// of the first type's units are packed 64 to a word, one row of words for each vector of
+    /// the other types' units, so a job's option on the first type is a shift of every row and
+    /// one on another type an OR of whole rows into rows further on. O(F |O| W) word operations
+    /// for F forced jobs of at most |O| distinct options, W = ceil((C_1 + 1) / 64) prod_{k>1}
+    /// (C_k + 1) words, and 2 W words of memory (`None` past [`MAX_FIT_WORDS`]).
+    pub fn forced_fit(&self, max_work: u64) -> Option<bool> {
+        let forced: Vec<usize> = self.forced().collect();
+        if forced.is_empty() {
+            return Some(true);
+        }
+        // The distinct (type, units) options of each forced job; units past the type's capacity
+        // fit nowhere.
+        let choices: Vec<Vec<(usize, u64)>> = forced
+            .iter()
+            .map(|&j| {
+                let mut c: Vec<(usize, u64)> = self.jobs[j]
+                    .options
+                    .iter()
+                    .map(|o| (o.gpu, o.units))
+                    .filter(|&(k, u)| u <= self.capacity[k])
+                    .collect();
+                c.sort_unstable();
+                c.dedup();
+                c
+            })
+            .collect();
+        if choices.iter().any(Vec::is_empty) {
+            return Some(false);
+        }
+        let row_words = self.capacity.first().map(|&c| c / 64 + 1)?;
+        // Rows: one per vector of the units of types 1..K; stride[t] rows per unit of type t.
+        let mut stride = vec![0u64; self.types()];
+        let mut rows = 1u64;
+        for (t, &c) in self.capacity.iter().enumerate().skip(1) {
+            stride[t] = rows;
+            rows = rows.checked_mul(c.checked_add(1)?)?;
+        }
+        let words = rows.checked_mul(row_words)?;
+        // Each job clears and masks its set once besides an operation per option and word.
+        let operations: u64 = choices.iter().map(|c| c.len() as u64 + 1).sum();
+        if words > MAX_FIT_WORDS || operations.checked_mul(words)? > max_work {
+            return None;
+        }
+        let words = usize::try_from(words).ok()?;
+        let row_words = usize::try_from(row_words).ok()?;
+        // The first type's units in a row's last word: bits past its capacity are cleared.
+        let last_bits = self.capacity[0] % 64 + 1;
+        let last_mask = if last_bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << last_bits) - 1
+        };
+        let mut set = vec![0u64; words];
+        set[0] = 1;
+        let mut next = vec![0u64; words];
+        for choice in &choices {
+            next.iter_mut().for_each(|w| *w = 0);
+            for &(t, u) in choice {
+                if t == 0 {
+                    // Shift every row left by u bits (u <= C_1 < 64 row_words).
+                    let (q, b) = ((u / 64) as usize, (u % 64) as u32);
+                    for (src, dst) in set
+                        .chunks_exact(row_words)
+                        .zip(next.chunks_exact_mut(row_words))
+                    {
+                        for i in q..row_words {
+                            let mut w = src[i - q] << b;
+                            if b > 0 && i > q {
+                                w |= src[i - q - 1] >> (64 - b);
+                            }
+                            dst[i] |= w;
+                        }
+                    }
+                } else {
+                    // Rows whose type-t units x have x + u <= C_t move u strides on: in each
+                    // block of (C_t + 1) strides, the first (C_t + 1 - u) strides of rows.
+                    let block = (stride[t] * (self.capacity[t] + 1)) as usize * row_words;
+                    let span = (stride[t] * (self.capacity[t] + 1 - u)) as usize * row_words;
+                    let shift = (stride[t] * u) as usize * row_words;
+                    for start in (0..words).step_by(block) {
+                        let (src, dst) = (&set[start..start + span], &mut next[start + shift..]);
+                        for (d, s) in dst.iter_mut().zip(src) {
+                            *d |= s;
+                        }
+                    }
+                }
+            }
+            for row in next.chunks_exact_mut(row_words) {
+                if let Some(w) = row.last_mut() {
+                    *w &= last_mask;
+                }
+            }
+            std::mem::swap(&mut set, &mut next);
+            if set.iter().all(|&w| w == 0) {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
 }
+
+/// The most words [`RoundProblem::forced_fit`] keeps in each of its two sets: 2^22, 32 MiB a
+/// set (three types of 100 GPUs in halves, 200 units each, take 161,604 words).
+pub const MAX_FIT_WORDS: u64 = 1 << 22;
 
 /// A proof of infeasibility: the forced jobs confined to `types` need at least `need` units of
 /// them, which hold only `have`.
@@ -347,4 +462,115 @@ pub struct Shortage {
     pub have: u64,
     /// need - have.
     pub short: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A round problem of `capacity` whose jobs have the `(gpu, units)` options given, forced
+    /// or optional; values and sigmas do not matter to `forced_fit`.
+    fn problem(capacity: Vec<u64>, jobs: Vec<(bool, Vec<(usize, u64)>)>) -> RoundProblem {
+        let job = |(forced, options): (bool, Vec<(usize, u64)>)| RoundJob {
+            share: 0.0,
+            fair_rate: 1.0,
+            max_throughput: 1.0,
+            minimum: if forced { 1.0 } else { 0.0 },
+            class: if forced {
+                JobClass::Forced {
+                    cannot_catch_up: false,
+                }
+            } else {
+                JobClass::Optional
+            },
+            options: options
+                .into_iter()
+                .enumerate()
+                .map(|(option, (gpu, units))| RoundOption {
+                    option,
+                    gpu,
+                    slot: 1,
+                    units,
+                    sigma: 1.0,
+                    value: 1.0,
+                })
+                .collect(),
+        };
+        let jobs: Vec<RoundJob> = jobs.into_iter().map(job).collect();
+        RoundProblem {
+            type_names: (0..capacity.len()).map(|k| format!("t{k}")).collect(),
+            job_ids: (0..jobs.len()).map(|j| format!("j{j}")).collect(),
+            capacity,
+            jobs,
+        }
+    }
+
+    /// Whether some choice of one option per forced job fits, by trying every choice.
+    fn brute_fit(p: &RoundProblem) -> bool {
+        fn go(p: &RoundProblem, forced: &[usize], used: &mut Vec<u64>) -> bool {
+            let Some((&j, rest)) = forced.split_first() else {
+                return true;
+            };
+            p.jobs[j].options.iter().any(|o| {
+                used[o.gpu] += o.units;
+                let ok = used[o.gpu] <= p.capacity[o.gpu] && go(p, rest, used);
+                used[o.gpu] -= o.units;
+                ok
+            })
+        }
+        let forced: Vec<usize> = p.forced().collect();
+        go(p, &forced, &mut vec![0; p.types()])
+    }
+
+    #[test]
+    fn slots_that_do_not_pack_are_found_where_the_units_suffice() {
+        // Three forced jobs of 48 units, each on either of two types of 72: 144 units of 144,
+        // no shortage, but no type holds two of them.
+        let three = problem(vec![72, 72], vec![(true, vec![(0, 48), (1, 48)]); 3]);
+        assert_eq!(three.shortage(), None);
+        assert_eq!(three.forced_fit(u64::MAX), Some(false));
+        // Two fit (one a type); an optional third may idle.
+        let mut two = three.clone();
+        two.jobs[2].class = JobClass::Optional;
+        assert_eq!(two.forced_fit(u64::MAX), Some(true));
+        // A forced job without options fits nowhere; no forced job fits trivially.
+        assert_eq!(
+            problem(vec![72], vec![(true, vec![])]).forced_fit(0),
+            Some(false)
+        );
+        assert_eq!(
+            problem(vec![72], vec![(false, vec![(0, 100)])]).forced_fit(0),
+            Some(true)
+        );
+        // Past the allowance the answer is unknown: 73 rows of 2 words, 3 operations a job
+        // (its two options and the clearing).
+        assert_eq!(three.forced_fit(3 * 3 * 146 - 1), None);
+        assert_eq!(three.forced_fit(3 * 3 * 146), Some(false));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The reachability decides exactly what trying every choice decides, with rows of one
+        /// to three words (capacities up to 150 on the first type, units up to 80, so shifts
+        /// cross words and go past the row) and one to three types.
+        #[test]
+        fn forced_fit_is_what_every_choice_says(
+            capacity in prop::collection::vec(0u64..150, 1..4),
+            jobs in prop::collection::vec(
+                (prop::bool::weighted(0.7),
+                 prop::collection::vec((0usize..3, 1u64..80), 0..4)),
+                0..7),
+        ) {
+            let k = capacity.len();
+            let jobs = jobs
+                .into_iter()
+                .map(|(forced, options)| {
+                    (forced, options.into_iter().map(|(g, u)| (g % k, u)).collect())
+                })
+                .collect();
+            let p = problem(capacity, jobs);
+            prop_assert_eq!(p.forced_fit(u64::MAX), Some(brute_fit(&p)));
+        }
+    }
 }

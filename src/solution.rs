@@ -500,15 +500,31 @@ pub enum VerifyError {
     /// An infeasible answer that carries assignments or an objective.
     #[error("an infeasible solution must have no assignments and a null objective")]
     InfeasibleWithAssignments,
+    /// An infeasible answer to a round whose forced jobs all fit at once (each on an
+    /// admissible option, every type within its units, the other jobs idle): the round has a
+    /// solution ([`RoundProblem::forced_fit`]).
+    #[error(
+        "the solution says infeasible, but the {forced} forced jobs fit together on admissible slots (the round has a solution)"
+    )]
+    FeasibleClaimedInfeasible {
+        /// Number of forced jobs.
+        forced: usize,
+    },
 }
+
+/// Word operations [`verify`] lets the forced jobs' reachability take
+/// ([`RoundProblem::forced_fit`]) to check an infeasible answer: 2^26, tens of milliseconds.
+pub const VERIFY_FIT_WORK: u64 = 1 << 26;
 
 /// What [`verify`] established.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verified {
     /// The recomputed objective (None for an infeasible answer).
     pub objective: Option<f64>,
-    /// For an infeasible answer: whether a Hall-type shortage certificate proves it
-    /// (see [`RoundProblem::shortage`]); `false` means the claim could not be checked cheaply.
+    /// For an infeasible answer: whether it is proven, by a Hall-type shortage certificate
+    /// ([`RoundProblem::shortage`]) or by the forced jobs' options not packing into the
+    /// capacities ([`RoundProblem::forced_fit`]); `false` means the claim could not be checked
+    /// within [`VERIFY_FIT_WORK`].
     pub infeasibility_certified: bool,
 }
 
@@ -516,16 +532,28 @@ pub struct Verified {
 /// and in order, each option a fitting option of its job, every forced job on an admissible
 /// option (MODEL.md section 3), capacities, units used and the objective (1e-9 relative).
 ///
-/// For an `infeasible` answer it checks the form, and tries to certify the claim with a
-/// shortage certificate; a claim that cannot be certified cheaply is reported, not rejected.
-/// O(n * |O| + 2^K n).
+/// For an `infeasible` answer it checks the form, then the claim: a shortage certificate
+/// proves it, and so does the forced jobs' reachability ([`RoundProblem::forced_fit`]), which
+/// decides it exactly and rejects a false claim (the forced jobs fit: the round has a
+/// solution). A claim that neither proves within [`VERIFY_FIT_WORK`] word operations is
+/// reported as not certified, not rejected. O(n * |O| + 2^K n), plus at most
+/// [`VERIFY_FIT_WORK`] for an infeasible answer.
 pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
     let problem = RoundProblem::new(instance);
     if let Status::Infeasible { .. } = solution.status {
         if !solution.assignments.is_empty() || solution.objective.is_some() {
             return Err(VerifyError::InfeasibleWithAssignments);
         }
-        let certified = problem.shortage().is_some();
+        let certified = problem.shortage().is_some()
+            || match problem.forced_fit(VERIFY_FIT_WORK) {
+                Some(false) => true,
+                Some(true) => {
+                    return Err(VerifyError::FeasibleClaimedInfeasible {
+                        forced: problem.forced().count(),
+                    });
+                }
+                None => false,
+            };
         return Ok(Verified {
             objective: None,
             infeasibility_certified: certified,

@@ -82,3 +82,89 @@ proptest! {
         agree(&instance, &DenseDp::default())?;
     }
 }
+
+/// A round of the multi-GPU simulation (`simulate --jobs 20000 --rate 2.6 --multi-gpu --seed 4
+/// --window 4000-4999`, thirty-eighth session's build) with no solution: 35 of its 88 jobs are
+/// forced and need 216 units of the 216 the three types of 36 half-GPU pairs hold, so neither
+/// the Lagrangian bound nor a shortage proves it, and the slots of 4 and 8 GPUs do not pack.
+/// The thirty-eighth session's DP predicted 9.5 M states and refused it (the ILP proved it
+/// infeasible in 0.24 s); the forced jobs' reachability answers before any run.
+#[test]
+fn the_simulations_unpackable_round_is_answered_infeasible() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/multi-unpackable-36x3-88.json");
+    let instance = Instance::from_path(&path).unwrap();
+    let problem = stsfair::RoundProblem::new(&instance);
+    assert_eq!(problem.forced().count(), 35);
+    assert_eq!(problem.shortage(), None);
+    assert_eq!(problem.forced_fit(u64::MAX), Some(false));
+    let solution = Dp::default().solve(&instance).unwrap();
+    let Status::Infeasible { reason } = &solution.status else {
+        panic!("expected infeasible, got {:?}", solution.status)
+    };
+    assert!(
+        matches!(reason, stsfair::Infeasibility::Unpackable { forced, .. } if forced.len() == 35),
+        "{reason:?}"
+    );
+    // No gap-deepening run was made: the answer came from the certificates.
+    assert_eq!(solution.stats.runs, None, "{:?}", solution.stats);
+    assert!(
+        verify(&instance, &solution)
+            .unwrap()
+            .infeasibility_certified
+    );
+}
+
+/// Where the forced jobs' reachability would take too long to try before every solve, the DP
+/// tries it once it refuses a round as too large: a refused round whose forced jobs do not
+/// pack is answered `infeasible`, not refused. Three types of 100 GPUs in halves (200 units
+/// each); four forced jobs of 68 workers on whole GPUs (136 units: two do not fit on one type)
+/// and eight forced single-GPU jobs, 552 units of 600. No shortage, and fractionally they fit.
+#[test]
+fn a_refused_round_whose_forced_jobs_do_not_pack_is_answered_infeasible() {
+    let mut builder = Instance::builder();
+    for t in ["a", "b", "c"] {
+        builder = builder.gpu_type(t, 100, 2, &[1, 2]);
+    }
+    for i in 0..4 {
+        let mut job = stsfair::JobSpec::new(format!("big{i}"))
+            .workers(68)
+            .deficit(0.5);
+        for t in ["a", "b", "c"] {
+            job = job.time(t, 2, 1.0);
+        }
+        builder = builder.job(job);
+    }
+    for i in 0..8 {
+        let mut job = stsfair::JobSpec::new(format!("small{i}")).deficit(0.5);
+        for t in ["a", "b", "c"] {
+            job = job.time(t, 2, 1.0).time(t, 1, 1.25);
+        }
+        builder = builder.job(job);
+    }
+    let instance = builder.build().unwrap();
+    let problem = stsfair::RoundProblem::new(&instance);
+    assert_eq!(problem.forced().count(), 12);
+    assert_eq!(problem.shortage(), None);
+    // 161,604 words a set and 72 operations a word: past the 2^22 tried before the runs.
+    assert_eq!(problem.forced_fit(1 << 22), None);
+    assert_eq!(problem.forced_fit(u64::MAX), Some(false));
+    let mut small = Dp::default();
+    small.max_states = 10;
+    let solution = small.solve(&instance).unwrap();
+    assert!(
+        matches!(solution.status, Status::Infeasible { .. }),
+        "{:?}",
+        solution.status
+    );
+    // It came from the refusal (the certificates before the runs report the classes).
+    assert_eq!(solution.stats.classes, None, "{:?}", solution.stats);
+    assert!(
+        verify(&instance, &solution)
+            .unwrap()
+            .infeasibility_certified
+    );
+    // The default DP answers the same.
+    let solution = Dp::default().solve(&instance).unwrap();
+    assert!(matches!(solution.status, Status::Infeasible { .. }));
+}

@@ -365,3 +365,73 @@ fn infeasible_every_solver_says_why() {
     let relaxed = instance.with_deficits(&[2.0, 0.0, 0.0]).unwrap();
     every_solver_finds(&relaxed, 2.0, &[Some((0, 4)), None, Some((1, 4))], &[4, 4]);
 }
+
+// ---- hand-unpackable: three forced jobs whose units suffice but whose slots do not pack.
+
+#[test]
+fn unpackable_derived_numbers_and_no_shortage() {
+    let instance = load("hand-unpackable");
+    let p = RoundProblem::new(&instance);
+    // v100 and p100 C = 3 * 2 = 6 each. Three jobs of weight 1: phi = 1 / 3.
+    assert_eq!(p.capacity, vec![6, 6]);
+    for job in &p.jobs {
+        // d = 2: x_v100 = x_p100 = (1/3) * 3 / 2 = 0.5, sum 1 (no cap). theta = 1 / 1.0 on
+        // both whole-GPU slots: F = 0.5 * 1 + 0.5 * 1 = 1. m = (0.5 + 1) - 1 = 0.5.
+        close(job.fair_rate, 1.0);
+        assert_eq!(job.minimum, 0.5);
+        // sigma = 1 / 1 = 1 >= 0.5 on both: forced, both admissible, d * s = 2 * 2 = 4 units.
+        assert_eq!(
+            job.class,
+            JobClass::Forced {
+                cannot_catch_up: false
+            }
+        );
+        assert_eq!(shapes(&job.options), vec![(0, 2, 4), (1, 2, 4)]);
+        close(job.options[0].sigma, 1.0);
+        close(job.options[0].value, 1.0);
+    }
+    // The units suffice: {v100}, {p100} confine no forced job; {v100, p100} holds 12 and the
+    // jobs need 3 * 4 = 12. No shortage, and fractionally (1.5 jobs a type) they fit: the
+    // Lagrangian bound is 3, every solution's least value. But a type of 6 units holds one
+    // job of 4: two of the three fit, never three.
+    assert_eq!(p.shortage(), None);
+    assert_eq!(p.forced_fit(u64::MAX), Some(false));
+}
+
+#[test]
+fn unpackable_every_solver_says_why() {
+    let instance = load("hand-unpackable");
+    for (name, solver) in every_solver() {
+        let solution = solver
+            .solve(&instance)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let Status::Infeasible { reason } = &solution.status else {
+            panic!("{name}: expected infeasible, got {:?}", solution.status)
+        };
+        assert_eq!(
+            reason.to_string(),
+            "the 3 forced jobs (a, b, c) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types",
+            "{name}"
+        );
+        assert!(matches!(reason, Infeasibility::Unpackable { .. }), "{name}");
+        // `verify` proves the claim by the same reachability.
+        let checked = verify(&instance, &solution).unwrap();
+        assert!(checked.infeasibility_certified, "{name}");
+    }
+    // With c's deficit lowered to 0 (m = 0) c may idle: a on one type, b on the other, each
+    // worth 1 (c, worth 1 too, finds no 4 units left): 2.
+    let relaxed = instance.with_deficits(&[0.5, 0.5, 0.0]).unwrap();
+    let problem = RoundProblem::new(&relaxed);
+    for (name, solver) in every_solver() {
+        let s = solver.solve(&relaxed).unwrap();
+        close(s.objective.unwrap(), 2.0);
+        assert_eq!(s.units_used, vec![4, 4], "{name}");
+        // A false claim of infeasibility on it is refused: its forced jobs fit.
+        let claim = Solution::infeasible(name, &problem, Infeasibility::of(&problem));
+        assert_eq!(
+            verify(&relaxed, &claim),
+            Err(stsfair::VerifyError::FeasibleClaimedInfeasible { forced: 2 }),
+            "{name}"
+        );
+    }
+}

@@ -455,3 +455,21 @@ fn highs_presolve_defect_is_avoided_with_presolve_off() {
         default.objective
     );
 }
+
+/// The multi-GPU simulation's round with no solution (`tests/data/multi-unpackable-36x3-88.json`,
+/// `dp_exact.rs`): HiGHS proves it infeasible too, independently of the forced jobs'
+/// reachability by which the DP and `verify` answer.
+#[test]
+fn the_ilp_agrees_the_simulations_unpackable_round_has_no_solution() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/multi-unpackable-36x3-88.json");
+    let instance = Instance::from_path(&path).unwrap();
+    let ilp = exact_ilp().solve(&instance).unwrap();
+    assert!(
+        matches!(ilp.status, Status::Infeasible { .. }),
+        "{:?}",
+        ilp.status
+    );
+    let dp = Dp::default().solve(&instance).unwrap();
+    assert!(matches!(dp.status, Status::Infeasible { .. }));
+}

@@ -44,7 +44,7 @@ def test_dp_answers_equal_the_cli(cli, path):
     stsfair.verify(path, got)
 
 
-@pytest.mark.parametrize("name", ["hand-fastest-first", "hand-infeasible", "hand-no-bound", "hand-share-one-gpu"])
+@pytest.mark.parametrize("name", ["hand-fastest-first", "hand-infeasible", "hand-no-bound", "hand-share-one-gpu", "hand-unpackable"])
 @pytest.mark.parametrize("solver", ["dp-dense", "brute"])
 def test_other_solvers_equal_the_cli(cli, name, solver):
     path = INSTANCES / f"{name}.json"
@@ -62,6 +62,14 @@ def test_infeasible_answer_is_a_document_not_an_error():
     assert got["status"] == "infeasible"
     assert got["objective"] is None and got["assignments"] == []
     assert got["stats"]["reason"]
+
+
+def test_verify_refuses_a_false_claim_of_infeasibility():
+    # The forced jobs of hand-fastest-first fit together: the round has a solution.
+    path = INSTANCES / "hand-fastest-first.json"
+    claim = dict(stsfair.solve(path), status="infeasible", objective=None, assignments=[])
+    with pytest.raises(stsfair.VerifyError, match="forced jobs fit together"):
+        stsfair.verify(path, claim)
 
 
 def test_verify_names_what_is_wrong(tmp_path):

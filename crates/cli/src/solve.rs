@@ -236,10 +236,16 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
                     solution.status.as_str()
                 ),
                 None if v.infeasibility_certified => {
-                    outln!("valid: infeasible, certified by a capacity shortage")
+                    if RoundProblem::new(&instance).shortage().is_some() {
+                        outln!("valid: infeasible, certified by a capacity shortage")
+                    } else {
+                        outln!(
+                            "valid: infeasible, certified: the forced jobs' admissible slots do not pack into the capacities"
+                        )
+                    }
                 }
                 None => outln!(
-                    "valid form: infeasible (not certified: no single set of gpu types is short)"
+                    "valid form: infeasible (not certified: no set of gpu types is short, and the forced jobs' packing is too large to check)"
                 ),
             }
             Ok(0)

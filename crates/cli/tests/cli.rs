@@ -92,6 +92,7 @@ fn validate_accepts_every_shipped_hand_instance() {
         "hand-fastest-first",
         "hand-no-bound",
         "hand-infeasible",
+        "hand-unpackable",
     ] {
         let r = run_path(&["validate"], &instance_file(name));
         assert_eq!(r.code, 0, "{name}: {}", r.stderr);
@@ -467,6 +468,48 @@ fn verify_certifies_an_infeasible_answer() {
         ok.stdout.contains("certified by a capacity shortage"),
         "{}",
         ok.stdout
+    );
+}
+
+/// A round whose units suffice but whose slots do not pack: `solve` exits 3 naming the forced
+/// jobs, and `verify` certifies the claim by their reachability.
+#[test]
+fn verify_certifies_an_unpackable_answer() {
+    let instance = instance_file("hand-unpackable");
+    let r = run_path(&["solve", "--json"], &instance);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stdout.contains("do not pack"), "{}", r.stdout);
+    let solution = scratch("unpackable.solution.json", &r.stdout);
+    let ok = run(&[
+        "verify",
+        instance.to_str().unwrap(),
+        solution.to_str().unwrap(),
+    ]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(
+        ok.stdout
+            .contains("certified: the forced jobs' admissible slots do not pack"),
+        "{}",
+        ok.stdout
+    );
+    // An infeasible answer to a round whose forced jobs fit is refused (exit 1).
+    let (code, mut doc) = solve_json(&instance_file("hand-fastest-first"), "dp");
+    assert_eq!(code, 0);
+    doc["status"] = "infeasible".into();
+    doc["objective"] = serde_json::Value::Null;
+    doc["assignments"] = serde_json::json!([]);
+    doc["stats"]["reason"] = "claimed".into();
+    let claim = scratch("claimed-infeasible.solution.json", doc.to_string());
+    let bad = run(&[
+        "verify",
+        instance_file("hand-fastest-first").to_str().unwrap(),
+        claim.to_str().unwrap(),
+    ]);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("forced jobs fit together"),
+        "{}",
+        bad.stderr
     );
 }
 

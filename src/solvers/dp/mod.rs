@@ -72,8 +72,8 @@ use classes::{Class, classes, totals};
 use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
 use limits::{
-    ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, FLAT_GROWTH, MIN_STEP,
-    PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RACE_AFTER_STATES, RACE_FACTOR,
+    ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, FAST_GROWTH, FIRST_GAP, FIT_WORK, FLAT_GROWTH,
+    MIN_STEP, PLAIN_RUN_STATES, PREDICT_AFTER_STATES, RACE_AFTER_STATES, RACE_FACTOR, REFUTE_WORK,
     RIGID_ADAPT_AFTER_STATES, RIGID_SINGLE_SHARE, RUN_GROWTH, SINGLE_SPAN,
     SINGLE_TABLES_AFTER_STATES, SLOW_GROWTH, SMOOTH_AFTER_STATES, SOLVE_BUDGET, TABLE_SPAN,
     TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES, TABLES_PREDICTED, TOLERANCE,
@@ -238,7 +238,8 @@ impl Solver for Dp {
     }
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
-        self.solve_from(problem, None).map(|(solution, _)| solution)
+        self.solve_or_refute(problem, None)
+            .map(|(solution, _)| solution)
     }
 
     /// The warm start's multipliers are a second start of the descent of step 2; the lower of
@@ -249,7 +250,7 @@ impl Solver for Dp {
         problem: &RoundProblem,
         warm: &mut WarmStart,
     ) -> Result<Solution, SolveError> {
-        let (solution, mu) = self.solve_from(problem, warm.multipliers())?;
+        let (solution, mu) = self.solve_or_refute(problem, warm.multipliers())?;
         if let Some(mu) = mu {
             warm.set_multipliers(mu);
         }
@@ -285,6 +286,29 @@ fn refined_or_smoothed(
 
 /// Step 5 of docs/solver.md, gap deepening: the driver of the other steps.
 impl Dp {
+    /// [`Dp::solve_from`], and where it refuses the problem as too large, the forced jobs'
+    /// reachability ([`RoundProblem::forced_fit`], at most [`REFUTE_WORK`] word operations):
+    /// a refused problem whose forced jobs do not fit has no solution, and says so. A DP that
+    /// must prove infeasibility has no floor to prune with, so the problems it refuses include
+    /// infeasible ones whose fractional certificates do not hold (docs/solver.md, "Certificates
+    /// of infeasibility").
+    fn solve_or_refute(
+        &self,
+        problem: &RoundProblem,
+        start: Option<&[f64]>,
+    ) -> Result<(Solution, Option<Vec<f64>>), SolveError> {
+        match self.solve_from(problem, start) {
+            Err(refusal @ SolveError::TooLarge { .. }) => match problem.forced_fit(REFUTE_WORK) {
+                Some(false) => Ok((
+                    Solution::infeasible("dp", problem, Infeasibility::of(problem)),
+                    None,
+                )),
+                _ => Err(refusal),
+            },
+            answer => answer,
+        }
+    }
+
     /// The solve, with `start` a second start for the multipliers' descent; returns the
     /// solution and the multipliers it ended with (`None` for a problem without types).
     fn solve_from(
@@ -321,8 +345,14 @@ impl Dp {
         let least = least_value(&classes);
         let tol = TOLERANCE * bound.abs().max(1.0);
         // A Hall-type shortage (a set of types the forced jobs need more of than it holds) is a
-        // second certificate, cheap and independent of mu.
-        if best.is_none() && (bound < least - tol || problem.shortage().is_some()) {
+        // second certificate, cheap and independent of mu. The third is exact: the forced
+        // jobs' options do not pack into the capacities, whatever the fractions say (by their
+        // reachability, where that takes at most FIT_WORK word operations).
+        if best.is_none()
+            && (bound < least - tol
+                || problem.shortage().is_some()
+                || problem.forced_fit(FIT_WORK) == Some(false))
+        {
             let solution = Solution::infeasible("dp", problem, Infeasibility::of(problem))
                 .with_stats(SolveStats {
                     classes: Some(classes.len() as u64),
