@@ -49,7 +49,8 @@ pub enum Infeasibility {
     /// them than they hold ([`RoundProblem::shortage`]).
     Shortage(Shortage),
     /// No shortage certificate exists, but the forced jobs' admissible slots do not pack into the
-    /// capacities together (proven by the solver's exhaustive search or its bound).
+    /// capacities together (proven by the solver's exhaustive search, its bound, or the forced
+    /// jobs' reachability, [`RoundProblem::forced_fit`]).
     Unpackable {
         /// Indices of the forced jobs.
         forced: Vec<usize>,
@@ -523,8 +524,9 @@ pub struct Verified {
     pub objective: Option<f64>,
     /// For an infeasible answer: whether it is proven, by a Hall-type shortage certificate
     /// ([`RoundProblem::shortage`]) or by the forced jobs' options not packing into the
-    /// capacities ([`RoundProblem::forced_fit`]); `false` means the claim could not be checked
-    /// within [`VERIFY_FIT_WORK`].
+    /// capacities ([`RoundProblem::forced_fit`]); `false` means the claim could not be checked:
+    /// the reachability would take more than [`VERIFY_FIT_WORK`] word operations or more than
+    /// [`MAX_FIT_WORDS`](crate::formulation::MAX_FIT_WORDS) words.
     pub infeasibility_certified: bool,
 }
 
@@ -535,8 +537,8 @@ pub struct Verified {
 /// For an `infeasible` answer it checks the form, then the claim: a shortage certificate
 /// proves it, and so does the forced jobs' reachability ([`RoundProblem::forced_fit`]), which
 /// decides it exactly and rejects a false claim (the forced jobs fit: the round has a
-/// solution). A claim that neither proves within [`VERIFY_FIT_WORK`] word operations is
-/// reported as not certified, not rejected. O(n * |O| + 2^K n), plus at most
+/// solution). A claim that neither proves (the reachability past [`VERIFY_FIT_WORK`] word
+/// operations or its memory limit) is reported as not certified, not rejected. O(n * |O| + 2^K n), plus at most
 /// [`VERIFY_FIT_WORK`] for an infeasible answer.
 pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
     let problem = RoundProblem::new(instance);

@@ -146,7 +146,7 @@ fn a_refused_round_whose_forced_jobs_do_not_pack_is_answered_infeasible() {
     let problem = stsfair::RoundProblem::new(&instance);
     assert_eq!(problem.forced().count(), 12);
     assert_eq!(problem.shortage(), None);
-    // 161,604 words a set and 72 operations a word: past the 2^22 tried before the runs.
+    // 161,604 words a set and 96 passes over it: past the 2^22 tried before the runs.
     assert_eq!(problem.forced_fit(1 << 22), None);
     assert_eq!(problem.forced_fit(u64::MAX), Some(false));
     let mut small = Dp::default();

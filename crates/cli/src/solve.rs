@@ -245,7 +245,7 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
                     }
                 }
                 None => outln!(
-                    "valid form: infeasible (not certified: no set of gpu types is short, and the forced jobs' packing is too large to check)"
+                    "valid form: infeasible (not certified: no shortage found, and the forced jobs' packing is too large to check)"
                 ),
             }
             Ok(0)

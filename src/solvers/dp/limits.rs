@@ -77,8 +77,8 @@ pub(super) const RACE_FACTOR: u64 = 8;
 /// before any DP run of a solve whose greedy found no solution: 2^22, a few milliseconds at
 /// most, and only where the greedy fails. Three types of 36 GPUs in halves take 10,658 words
 /// an option: the 35 forced jobs of the multi-GPU simulation's round that has no solution
-/// (`tests/data/multi-unpackable-36x3-88.json`) take 1.5 M word operations, and the solve
-/// answers `infeasible` in 0.81 ms where its runs took 0.69 s to refuse it (the ILP proves it
+/// (`tests/data/multi-unpackable-36x3-88.json`) take 2.2 M word operations, and the solve
+/// answers `infeasible` in 0.74 ms where its runs took 0.69 s to refuse it (the ILP proves it
 /// in 0.22 s; docs/performance.md, the thirty-ninth session). Larger clusters (100 GPUs a
 /// type in halves: 161,604 words an option) pass the allowance after a few forced jobs, and
 /// are checked only once the DP refuses them ([`REFUTE_WORK`]).
@@ -87,9 +87,9 @@ pub(super) const RACE_FACTOR: u64 = 8;
 pub(super) const FIT_WORK: u64 = 1 << 22;
 
 /// Word operations the forced jobs' reachability may take once the DP refuses a problem as
-/// too large (`SolveError::TooLarge`): 2^26, tens of milliseconds, where the runs that led to
-/// the refusal took far longer; if the forced jobs do not fit, the answer is that the round
-/// has no solution instead of the refusal.
+/// too large (`SolveError::TooLarge`) that no solution is known for (`refused`): 2^26, tens of
+/// milliseconds, where the runs that led to the refusal took far longer; if the forced jobs do
+/// not fit, the answer is that the round has no solution instead of the refusal.
 pub(super) const REFUTE_WORK: u64 = 1 << 26;
 
 /// Least growth of the gap for the shorter step that replaces an early refusal (step 5 of

@@ -238,8 +238,7 @@ impl Solver for Dp {
     }
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
-        self.solve_or_refute(problem, None)
-            .map(|(solution, _)| solution)
+        self.solve_from(problem, None).map(|(solution, _)| solution)
     }
 
     /// The warm start's multipliers are a second start of the descent of step 2; the lower of
@@ -250,7 +249,7 @@ impl Solver for Dp {
         problem: &RoundProblem,
         warm: &mut WarmStart,
     ) -> Result<Solution, SolveError> {
-        let (solution, mu) = self.solve_or_refute(problem, warm.multipliers())?;
+        let (solution, mu) = self.solve_from(problem, warm.multipliers())?;
         if let Some(mu) = mu {
             warm.set_multipliers(mu);
         }
@@ -284,31 +283,30 @@ fn refined_or_smoothed(
     }
 }
 
+/// Where the budget refuses a round (`TooLarge`) not known to have a solution (`feasible`:
+/// the greedy's or a run's, or the reachability's answer before the runs), the forced jobs'
+/// reachability up to [`REFUTE_WORK`] word operations: a round whose forced jobs do not pack
+/// has no solution, and is answered so instead of refused (docs/solver.md, "Certificates of
+/// infeasibility"). A DP that must prove infeasibility has no floor to prune with, so the rounds
+/// it refuses include such rounds where the fractional certificates do not hold. Any other
+/// error, or a round known to have a solution, is returned as it is.
+fn refused(
+    problem: &RoundProblem,
+    refusal: SolveError,
+    feasible: bool,
+) -> Result<(Solution, Option<Vec<f64>>), SolveError> {
+    if !feasible
+        && matches!(refusal, SolveError::TooLarge { .. })
+        && problem.forced_fit(REFUTE_WORK) == Some(false)
+    {
+        let solution = Solution::infeasible("dp", problem, Infeasibility::of(problem));
+        return Ok((solution, None));
+    }
+    Err(refusal)
+}
+
 /// Step 5 of docs/solver.md, gap deepening: the driver of the other steps.
 impl Dp {
-    /// [`Dp::solve_from`], and where it refuses the problem as too large, the forced jobs'
-    /// reachability ([`RoundProblem::forced_fit`], at most [`REFUTE_WORK`] word operations):
-    /// a refused problem whose forced jobs do not fit has no solution, and says so. A DP that
-    /// must prove infeasibility has no floor to prune with, so the problems it refuses include
-    /// infeasible ones whose fractional certificates do not hold (docs/solver.md, "Certificates
-    /// of infeasibility").
-    fn solve_or_refute(
-        &self,
-        problem: &RoundProblem,
-        start: Option<&[f64]>,
-    ) -> Result<(Solution, Option<Vec<f64>>), SolveError> {
-        match self.solve_from(problem, start) {
-            Err(refusal @ SolveError::TooLarge { .. }) => match problem.forced_fit(REFUTE_WORK) {
-                Some(false) => Ok((
-                    Solution::infeasible("dp", problem, Infeasibility::of(problem)),
-                    None,
-                )),
-                _ => Err(refusal),
-            },
-            answer => answer,
-        }
-    }
-
     /// The solve, with `start` a second start for the multipliers' descent; returns the
     /// solution and the multipliers it ended with (`None` for a problem without types).
     fn solve_from(
@@ -348,11 +346,21 @@ impl Dp {
         // second certificate, cheap and independent of mu. The third is exact: the forced
         // jobs' options do not pack into the capacities, whatever the fractions say (by their
         // reachability, where that takes at most FIT_WORK word operations).
-        if best.is_none()
+        // Whether the round is known to have a solution: the greedy's, or the reachability's
+        // answer. A refusal of the budget below is checked by the reachability only where it
+        // is not (`refused`).
+        let mut known_feasible = best.is_some();
+        let certified = !known_feasible
             && (bound < least - tol
                 || problem.shortage().is_some()
-                || problem.forced_fit(FIT_WORK) == Some(false))
-        {
+                || match problem.forced_fit(FIT_WORK) {
+                    Some(fit) => {
+                        known_feasible = fit;
+                        !fit
+                    }
+                    None => false,
+                });
+        if certified {
             let solution = Solution::infeasible("dp", problem, Infeasibility::of(problem))
                 .with_stats(SolveStats {
                     classes: Some(classes.len() as u64),
@@ -781,7 +789,12 @@ impl Dp {
                 table_basis = states;
             }
             last_states = dp.states;
-            let found = found?;
+            let found = match found {
+                Ok(found) => found,
+                Err(refusal) => {
+                    return refused(problem, refusal, known_feasible || best.is_some());
+                }
+            };
             if let Some((total, counts)) = found
                 && total >= floor
             {
@@ -825,13 +838,14 @@ impl Dp {
                         gap
                     };
                     if fit < gap * MIN_STEP {
-                        return Err(SolveError::TooLarge {
+                        let refusal = SolveError::TooLarge {
                             solver: "dp",
                             what: "states over all gap-deepening runs (predicted from the last runs)",
                             needed: predicted as u128,
                             limit: u128::from(budget),
                             hint: "raise the limit or use --solver ilp",
-                        });
+                        };
+                        return refused(problem, refusal, known_feasible || best.is_some());
                     }
                     cap = fit;
                 }
