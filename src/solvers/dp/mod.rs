@@ -344,11 +344,10 @@ impl Dp {
         let tol = TOLERANCE * bound.abs().max(1.0);
         // A Hall-type shortage (a set of types the forced jobs need more of than it holds) is a
         // second certificate, cheap and independent of mu. The third is exact: the forced
-        // jobs' options do not pack into the capacities, whatever the fractions say (by their
-        // reachability, where that takes at most FIT_WORK word operations).
-        // Whether the round is known to have a solution: the greedy's, or the reachability's
-        // answer. A refusal of the budget below is checked by the reachability only where it
-        // is not (`refused`).
+        // jobs' reachability (their options do not pack into the capacities, whatever the
+        // fractions say), tried where it takes at most FIT_WORK word operations. Whether the
+        // round is known to have a solution (the greedy's, or the reachability's answer)
+        // decides whether a refusal of the budget below is checked by it again (`refused`).
         let mut known_feasible = best.is_some();
         let certified = !known_feasible
             && (bound < least - tol
