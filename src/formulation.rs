@@ -343,9 +343,9 @@ impl RoundProblem {
     /// ends empty exactly when no choice fits. A forced job without options empties it. Bits
     /// of the first type's units are packed 64 to a word, one row of words for each vector of
     /// the other types' units, so a job's option on the first type is a shift of every row and
-    /// one on another type an OR of whole rows into rows further on. O(F (|O| + 3) W) word operations
-    /// for F forced jobs of at most |O| distinct options, W = ceil((C_1 + 1) / 64) prod_{k>1}
-    /// (C_k + 1) words, and 2 W words of memory (`None` past [`MAX_FIT_WORDS`]).
+    /// one on another type an OR of whole rows into rows further on. O(F (|O| + 3) W) word
+    /// operations for F forced jobs of at most |O| distinct options, W = ceil((C_1 + 1) / 64)
+    /// prod_{k>1} (C_k + 1) words, and 2 W words of memory (`None` past [`MAX_FIT_WORDS`]).
     pub fn forced_fit(&self, max_work: u64) -> Option<bool> {
         let forced: Vec<usize> = self.forced().collect();
         if forced.is_empty() {

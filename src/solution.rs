@@ -538,8 +538,9 @@ pub struct Verified {
 /// proves it, and so does the forced jobs' reachability ([`RoundProblem::forced_fit`]), which
 /// decides it exactly and rejects a false claim (the forced jobs fit: the round has a
 /// solution). A claim that neither proves (the reachability past [`VERIFY_FIT_WORK`] word
-/// operations or its memory limit) is reported as not certified, not rejected. O(n * |O| + 2^K n), plus at most
-/// [`VERIFY_FIT_WORK`] for an infeasible answer.
+/// operations or its memory limit) is reported as not certified, not rejected.
+/// O(n * |O| + 2^K n), plus at most [`VERIFY_FIT_WORK`] word operations for an infeasible
+/// answer.
 pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
     let problem = RoundProblem::new(instance);
     if let Status::Infeasible { .. } = solution.status {
