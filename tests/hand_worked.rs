@@ -64,6 +64,33 @@ fn every_solver_finds(
     }
 }
 
+/// Every solver answers `instance` infeasible with `words` as its reason, no objective and no
+/// assignments, and `verify` certifies the answer; returns each solver's name and structured
+/// reason.
+#[track_caller]
+fn every_solver_says_infeasible(
+    instance: &Instance,
+    words: &str,
+) -> Vec<(&'static str, Infeasibility)> {
+    every_solver()
+        .into_iter()
+        .map(|(name, solver)| {
+            let solution = solver
+                .solve(instance)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let Status::Infeasible { reason } = &solution.status else {
+                panic!("{name}: expected infeasible, got {:?}", solution.status)
+            };
+            assert_eq!(reason.to_string(), words, "{name}");
+            assert_eq!(solution.objective, None, "{name}");
+            assert!(solution.assignments.is_empty(), "{name}");
+            let checked = verify(instance, &solution).unwrap();
+            assert!(checked.infeasibility_certified, "{name}");
+            (name, reason.clone())
+        })
+        .collect()
+}
+
 // ---- hand-share-one-gpu: the example of the crate docs (src/lib.rs)
 
 #[test]
@@ -334,18 +361,8 @@ fn infeasible_derived_numbers_and_shortage() {
 #[test]
 fn infeasible_every_solver_says_why() {
     let instance = load("hand-infeasible");
-    for (name, solver) in every_solver() {
-        let solution = solver
-            .solve(&instance)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let Status::Infeasible { reason } = &solution.status else {
-            panic!("{name}: expected infeasible, got {:?}", solution.status)
-        };
-        assert_eq!(
-            reason.to_string(),
-            "2 forced jobs can only run on gpu types [v100], which need at least 8 units there but hold 4: short by 4 units",
-            "{name}"
-        );
+    let words = "2 forced jobs can only run on gpu types [v100], which need at least 8 units there but hold 4: short by 4 units";
+    for (name, reason) in every_solver_says_infeasible(&instance, words) {
         // The certificate is structured: the shortage of the hand-worked formulation test.
         let Infeasibility::Shortage(short) = reason else {
             panic!("{name}: expected a shortage certificate, got {reason:?}")
@@ -355,10 +372,6 @@ fn infeasible_every_solver_says_why() {
             ([0].as_slice(), 4),
             "{name}"
         );
-        assert_eq!(solution.objective, None, "{name}");
-        assert!(solution.assignments.is_empty(), "{name}");
-        let checked = verify(&instance, &solution).unwrap();
-        assert!(checked.infeasibility_certified, "{name}");
     }
     // With y's deficit lowered to 0 (m = 0) y may idle and the round is feasible: x on v100/4
     // (v = 1) fills v100; on k80, z is worth 1 and y only 0.25 / 2 = 0.125, so y idles: 2.
@@ -401,37 +414,25 @@ fn unpackable_derived_numbers_and_no_shortage() {
 #[test]
 fn unpackable_every_solver_says_why() {
     let instance = load("hand-unpackable");
-    for (name, solver) in every_solver() {
-        let solution = solver
-            .solve(&instance)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let Status::Infeasible { reason } = &solution.status else {
-            panic!("{name}: expected infeasible, got {:?}", solution.status)
-        };
-        assert_eq!(
-            reason.to_string(),
-            "the 3 forced jobs (a, b, c) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types",
-            "{name}"
-        );
+    // `verify` proves the claim by the same reachability.
+    let words = "the 3 forced jobs (a, b, c) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types";
+    for (name, reason) in every_solver_says_infeasible(&instance, words) {
         assert!(matches!(reason, Infeasibility::Unpackable { .. }), "{name}");
-        // `verify` proves the claim by the same reachability.
-        let checked = verify(&instance, &solution).unwrap();
-        assert!(checked.infeasibility_certified, "{name}");
     }
     // With c's deficit lowered to 0 (m = 0) c may idle: a on one type, b on the other, each
-    // worth 1 (c, worth 1 too, finds no 4 units left): 2.
+    // worth 1 (c, worth 1 too, finds no 4 units left): 2. Which job takes which type ties, so
+    // the assignments are not compared.
     let relaxed = instance.with_deficits(&[0.5, 0.5, 0.0]).unwrap();
-    let problem = RoundProblem::new(&relaxed);
     for (name, solver) in every_solver() {
         let s = solver.solve(&relaxed).unwrap();
         close(s.objective.unwrap(), 2.0);
         assert_eq!(s.units_used, vec![4, 4], "{name}");
-        // A false claim of infeasibility on it is refused: its forced jobs fit.
-        let claim = Solution::infeasible(name, &problem, Infeasibility::of(&problem));
-        assert_eq!(
-            verify(&relaxed, &claim),
-            Err(stsfair::VerifyError::FeasibleClaimedInfeasible { forced: 2 }),
-            "{name}"
-        );
     }
+    // A false claim of infeasibility on it is refused: its forced jobs fit.
+    let problem = RoundProblem::new(&relaxed);
+    let claim = Solution::infeasible("dp", &problem, Infeasibility::of(&problem));
+    assert_eq!(
+        verify(&relaxed, &claim),
+        Err(stsfair::VerifyError::FeasibleClaimedInfeasible { forced: 2 })
+    );
 }

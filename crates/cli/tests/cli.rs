@@ -452,18 +452,25 @@ fn verify_accepts_solve_output_and_rejects_tampering() {
     assert!(r.stderr.contains("assignments[0].job"), "{}", r.stderr);
 }
 
-#[test]
-fn verify_certifies_an_infeasible_answer() {
-    let instance = instance_file("hand-infeasible");
+/// `solve --json` on the shipped instance `name` exits 3 (infeasible) and `verify` accepts its
+/// answer (exit 0); returns the answer's standard output and verify's run.
+fn solve_infeasible_then_verify(name: &str) -> (String, Run) {
+    let instance = instance_file(name);
     let r = run_path(&["solve", "--json"], &instance);
-    assert_eq!(r.code, 3);
-    let solution = scratch("infeasible.solution.json", &r.stdout);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let solution = scratch(&format!("{name}.solution.json"), &r.stdout);
     let ok = run(&[
         "verify",
         instance.to_str().unwrap(),
         solution.to_str().unwrap(),
     ]);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
+    (r.stdout, ok)
+}
+
+#[test]
+fn verify_certifies_an_infeasible_answer() {
+    let (_, ok) = solve_infeasible_then_verify("hand-infeasible");
     assert!(
         ok.stdout.contains("certified by a capacity shortage"),
         "{}",
@@ -475,17 +482,8 @@ fn verify_certifies_an_infeasible_answer() {
 /// jobs, and `verify` certifies the claim by their reachability.
 #[test]
 fn verify_certifies_an_unpackable_answer() {
-    let instance = instance_file("hand-unpackable");
-    let r = run_path(&["solve", "--json"], &instance);
-    assert_eq!(r.code, 3, "{}", r.stderr);
-    assert!(r.stdout.contains("do not pack"), "{}", r.stdout);
-    let solution = scratch("unpackable.solution.json", &r.stdout);
-    let ok = run(&[
-        "verify",
-        instance.to_str().unwrap(),
-        solution.to_str().unwrap(),
-    ]);
-    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    let (answer, ok) = solve_infeasible_then_verify("hand-unpackable");
+    assert!(answer.contains("do not pack"), "{answer}");
     assert!(
         ok.stdout
             .contains("certified: the forced jobs' admissible slots do not pack"),
