@@ -517,16 +517,33 @@ pub enum VerifyError {
 /// ([`RoundProblem::forced_fit`]) to check an infeasible answer: 2^26, tens of milliseconds.
 pub const VERIFY_FIT_WORK: u64 = 1 << 26;
 
+/// What proves an infeasible answer ([`verify`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Certificate {
+    /// A Hall-type shortage: the forced jobs confined to some GPU types need more units than they
+    /// hold ([`RoundProblem::shortage`]).
+    Shortage(Shortage),
+    /// No shortage, but the forced jobs' admissible options do not pack into the capacities
+    /// ([`RoundProblem::forced_fit`]).
+    ForcedJobsDoNotPack,
+}
+
 /// What [`verify`] established.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Verified {
     /// The recomputed objective (None for an infeasible answer).
     pub objective: Option<f64>,
-    /// For an infeasible answer: whether it is proven, by a Hall-type shortage certificate
-    /// ([`RoundProblem::shortage`]) or by the forced jobs' options not packing into the
-    /// capacities ([`RoundProblem::forced_fit`]); `false` means the claim could not be checked:
-    /// the reachability would take more than [`VERIFY_FIT_WORK`] word operations or more than
+    /// For an infeasible answer: what proves it, a Hall-type shortage certificate
+    /// ([`RoundProblem::shortage`], tried first) or the forced jobs' options not packing into
+    /// the capacities ([`RoundProblem::forced_fit`]). `None` for a feasible answer, and for an
+    /// infeasible claim that could not be checked: no shortage, and the reachability would take
+    /// more than [`VERIFY_FIT_WORK`] word operations or more than
     /// [`MAX_FIT_WORDS`](crate::formulation::MAX_FIT_WORDS) words.
+    pub certificate: Option<Certificate>,
+    /// Whether an infeasible answer is proven: `certificate.is_some()`, kept for the callers
+    /// written before `certificate`.
     pub infeasibility_certified: bool,
 }
 
@@ -537,8 +554,9 @@ pub struct Verified {
 /// For an `infeasible` answer it checks the form, then the claim: a shortage certificate
 /// proves it, and so does the forced jobs' reachability ([`RoundProblem::forced_fit`]), which
 /// decides it exactly and rejects a false claim (the forced jobs fit: the round has a
-/// solution). A claim that neither proves (the reachability past [`VERIFY_FIT_WORK`] word
-/// operations or its memory limit) is reported as not certified, not rejected.
+/// solution). [`Verified::certificate`] says which proved it. A claim that neither proves (the
+/// reachability past [`VERIFY_FIT_WORK`] word operations or its memory limit) is reported as
+/// not certified (no certificate), not rejected.
 /// O(n * |O| + 2^K n), plus at most [`VERIFY_FIT_WORK`] word operations for an infeasible
 /// answer.
 pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
@@ -547,19 +565,23 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
         if !solution.assignments.is_empty() || solution.objective.is_some() {
             return Err(VerifyError::InfeasibleWithAssignments);
         }
-        let certified = problem.shortage().is_some()
-            || match problem.forced_fit(VERIFY_FIT_WORK) {
-                Some(false) => true,
+        // The shortage first: O(2^K n), where the reachability may take up to VERIFY_FIT_WORK.
+        let certificate = match problem.shortage() {
+            Some(s) => Some(Certificate::Shortage(s)),
+            None => match problem.forced_fit(VERIFY_FIT_WORK) {
+                Some(false) => Some(Certificate::ForcedJobsDoNotPack),
                 Some(true) => {
                     return Err(VerifyError::FeasibleClaimedInfeasible {
                         forced: problem.forced().count(),
                     });
                 }
-                None => false,
-            };
+                None => None,
+            },
+        };
         return Ok(Verified {
             objective: None,
-            infeasibility_certified: certified,
+            infeasibility_certified: certificate.is_some(),
+            certificate,
         });
     }
     if solution.assignments.len() != instance.jobs().len() {
@@ -657,6 +679,7 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
     }
     Ok(Verified {
         objective: Some(objective),
+        certificate: None,
         infeasibility_certified: false,
     })
 }

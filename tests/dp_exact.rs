@@ -6,7 +6,7 @@
 mod common;
 
 use proptest::prelude::*;
-use stsfair::solution::objectives_agree;
+use stsfair::solution::{Certificate, objectives_agree};
 use stsfair::{BruteForce, DenseDp, Dp, Instance, Solver, Status, verify};
 
 fn agree(instance: &Instance, reference: &dyn Solver) -> Result<(), TestCaseError> {
@@ -108,11 +108,9 @@ fn the_simulations_unpackable_round_is_answered_infeasible() {
     );
     // No gap-deepening run was made: the answer came from the certificates.
     assert_eq!(solution.stats.runs, None, "{:?}", solution.stats);
-    assert!(
-        verify(&instance, &solution)
-            .unwrap()
-            .infeasibility_certified
-    );
+    let checked = verify(&instance, &solution).unwrap();
+    assert_eq!(checked.certificate, Some(Certificate::ForcedJobsDoNotPack));
+    assert!(checked.infeasibility_certified);
 }
 
 /// Where the forced jobs' reachability would take too long to try before every solve, the DP
@@ -159,11 +157,9 @@ fn a_refused_round_whose_forced_jobs_do_not_pack_is_answered_infeasible() {
     );
     // It came from the refusal (the certificates before the runs report the classes).
     assert_eq!(solution.stats.classes, None, "{:?}", solution.stats);
-    assert!(
-        verify(&instance, &solution)
-            .unwrap()
-            .infeasibility_certified
-    );
+    let checked = verify(&instance, &solution).unwrap();
+    assert_eq!(checked.certificate, Some(Certificate::ForcedJobsDoNotPack));
+    assert!(checked.infeasibility_certified);
     // The default DP answers the same.
     let solution = Dp::default().solve(&instance).unwrap();
     assert!(matches!(solution.status, Status::Infeasible { .. }));

@@ -7,7 +7,7 @@
 //! quarters); elsewhere values agree to 1e-12 relative.
 
 use stsfair::formulation::{JobClass, RoundOption, RoundProblem, Shortage};
-use stsfair::solution::objectives_agree;
+use stsfair::solution::{Certificate, objectives_agree};
 use stsfair::solvers::{SolverConfig, SolverKind};
 use stsfair::{Infeasibility, Instance, Solution, Status, verify};
 
@@ -65,12 +65,13 @@ fn every_solver_finds(
 }
 
 /// Every solver answers `instance` infeasible with `words` as its reason, no objective and no
-/// assignments, and `verify` certifies the answer; returns each solver's name and structured
-/// reason.
+/// assignments, and `verify` certifies the answer by `certificate`; returns each solver's name
+/// and structured reason.
 #[track_caller]
 fn every_solver_says_infeasible(
     instance: &Instance,
     words: &str,
+    certificate: &Certificate,
 ) -> Vec<(&'static str, Infeasibility)> {
     every_solver()
         .into_iter()
@@ -85,6 +86,7 @@ fn every_solver_says_infeasible(
             assert_eq!(solution.objective, None, "{name}");
             assert!(solution.assignments.is_empty(), "{name}");
             let checked = verify(instance, &solution).unwrap();
+            assert_eq!(checked.certificate.as_ref(), Some(certificate), "{name}");
             assert!(checked.infeasibility_certified, "{name}");
             (name, reason.clone())
         })
@@ -345,24 +347,29 @@ fn infeasible_derived_numbers_and_shortage() {
     close(y.options[0].sigma, 2.0 / 0.75);
     // z: m = 0, optional (k80 only).
     assert_eq!(z.class, JobClass::Optional);
-    // Types {v100}: the forced jobs x and y can only use it; they need 4 + 4 = 8 units and it
-    // holds 4: short by 4. ({k80}: no forced job confined to it; {v100, k80}: 8 <= 8.)
-    let short = Shortage {
+    assert_eq!(p.shortage(), Some(v100_shortage()));
+}
+
+/// hand-infeasible's certificate. Types {v100}: the forced jobs x and y can only use it; they
+/// need 4 + 4 = 8 units and it holds 4: short by 4. ({k80}: no forced job confined to it;
+/// {v100, k80}: 8 <= 8.)
+fn v100_shortage() -> Shortage {
+    Shortage {
         types: vec![0],
         type_names: vec!["v100".to_string()],
         jobs: 2,
         need: 8,
         have: 4,
         short: 4,
-    };
-    assert_eq!(p.shortage(), Some(short));
+    }
 }
 
 #[test]
 fn infeasible_every_solver_says_why() {
     let instance = load("hand-infeasible");
     let words = "2 forced jobs can only run on gpu types [v100], which need at least 8 units there but hold 4: short by 4 units";
-    for (name, reason) in every_solver_says_infeasible(&instance, words) {
+    let certificate = Certificate::Shortage(v100_shortage());
+    for (name, reason) in every_solver_says_infeasible(&instance, words, &certificate) {
         // The certificate is structured: the shortage of the hand-worked formulation test.
         let Infeasibility::Shortage(short) = reason else {
             panic!("{name}: expected a shortage certificate, got {reason:?}")
@@ -416,7 +423,8 @@ fn unpackable_every_solver_says_why() {
     let instance = load("hand-unpackable");
     // `verify` proves the claim by the same reachability.
     let words = "the 3 forced jobs (a, b, c) cannot all be placed at once: their admissible slots do not pack into the capacities of the gpu types";
-    for (name, reason) in every_solver_says_infeasible(&instance, words) {
+    let certificate = Certificate::ForcedJobsDoNotPack;
+    for (name, reason) in every_solver_says_infeasible(&instance, words, &certificate) {
         assert!(matches!(reason, Infeasibility::Unpackable { .. }), "{name}");
     }
     // With c's deficit lowered to 0 (m = 0) c may idle: a on one type, b on the other, each

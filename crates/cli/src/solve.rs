@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use stsfair::solution::Certificate;
 use stsfair::{
     Instance, JobClass, RoundProblem, Solution, Solver, SolverConfig, SolverKind, Status,
 };
@@ -230,21 +231,20 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     let solution = Solution::from_json(&instance, &text).map_err(Failure::input)?;
     match stsfair::verify(&instance, &solution) {
         Ok(v) => {
-            match v.objective {
-                Some(obj) => outln!(
+            match (v.objective, &v.certificate) {
+                (Some(obj), _) => outln!(
                     "valid: {} solution, objective {obj:.9} recomputed from the instance",
                     solution.status.as_str()
                 ),
-                None if v.infeasibility_certified => {
-                    if RoundProblem::new(&instance).shortage().is_some() {
-                        outln!("valid: infeasible, certified by a capacity shortage")
-                    } else {
-                        outln!(
-                            "valid: infeasible, certified: the forced jobs' admissible slots do not pack into the capacities"
-                        )
-                    }
+                (None, Some(Certificate::Shortage(_))) => {
+                    outln!("valid: infeasible, certified by a capacity shortage")
                 }
-                None => outln!(
+                (None, Some(Certificate::ForcedJobsDoNotPack)) => outln!(
+                    "valid: infeasible, certified: the forced jobs' admissible slots do not pack into the capacities"
+                ),
+                // Certificate is non_exhaustive: a kind added later is still a proof.
+                (None, Some(_)) => outln!("valid: infeasible, certified"),
+                (None, None) => outln!(
                     "valid form: infeasible (not certified: no shortage found, and the forced jobs' packing is too large to check)"
                 ),
             }
