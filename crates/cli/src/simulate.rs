@@ -112,6 +112,13 @@ pub struct SimulateArgs {
     /// "Pairing thresholds where arrivals go on").
     #[arg(long, value_name = "TYPE=SUM,...|none", default_value_t = default_pairing_types())]
     sts_pairing_types: String,
+    /// GPU types on which, in crowded rounds (where sts's attained-service weights apply), a
+    /// single-GPU job matched by the pairing step gets only its half slot beside its partner,
+    /// no whole GPU of that type: TYPE,... or `none` (the default). `v100` is the measured
+    /// variant: under the overload of issue 14 a lower JCT on 17 seeds of 20 (docs/results.md,
+    /// "Matched jobs share the V100s when crowded").
+    #[arg(long, value_name = "TYPE,...|none", default_value = "none")]
+    sts_crowded_sharing: String,
     /// sts's second stage: after the round problem chooses who runs, where the chosen jobs run
     /// (GPU type and slot) is chosen again with each job's weight raised to this exponent in
     /// [0, 1], so that a heavy job takes a fast GPU only where it gains there (`off`: the round
@@ -228,6 +235,33 @@ fn pairing_types(text: &str, workers: &[String]) -> Result<Vec<(String, f64)>, F
             Ok((name.to_string(), sum))
         })
         .collect()
+}
+
+/// Reads `--sts-crowded-sharing`: `none`, or TYPE,... with every TYPE a worker type of the
+/// throughputs, each once.
+fn crowded_sharing(text: &str, workers: &[String]) -> Result<Vec<String>, Failure> {
+    if text == "none" {
+        return Ok(Vec::new());
+    }
+    let mut names: Vec<String> = Vec::new();
+    for name in text.split(',').map(str::trim) {
+        let bad = |why: String| {
+            Failure::input(format!(
+                "--sts-crowded-sharing must be TYPE,... or none ({why}; got {text:?})"
+            ))
+        };
+        if !workers.iter().any(|w| w == name) {
+            return Err(bad(format!(
+                "unknown gpu type {name:?}; the throughputs know {}",
+                workers.join(", ")
+            )));
+        }
+        if names.iter().any(|n| n == name) {
+            return Err(bad(format!("{name:?} is given twice")));
+        }
+        names.push(name.to_string());
+    }
+    Ok(names)
 }
 
 /// A usage error naming the flag of a library setting (`max_debt` is `--max-debt`).
@@ -369,6 +403,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     options.sts_pairing =
         number_or_off(&args.sts_pairing, "--sts-pairing", "a pair sum >= 0, inf")?;
     options.sts_pairing_by_type = pairing_types(&args.sts_pairing_types, table.workers())?;
+    options.sts_crowded_sharing = crowded_sharing(&args.sts_crowded_sharing, table.workers())?;
     options.sts_second_stage = number_or_off(
         &args.sts_second_stage,
         "--sts-second-stage",

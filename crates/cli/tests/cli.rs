@@ -811,6 +811,20 @@ fn simulate_takes_sts_second_stage_rounds() {
     );
 }
 
+/// `--sts-crowded-sharing` is `none` by default, and takes GPU types of the throughputs.
+#[test]
+fn simulate_takes_sts_crowded_sharing() {
+    let (_, _, default) = simulate(&["--policy", "sts"]);
+    for types in ["none", "v100", "v100,k80", "p100"] {
+        let (code, stderr, rows) = simulate(&["--policy", "sts", "--sts-crowded-sharing", types]);
+        assert_eq!(code, 0, "{types}: {stderr}");
+        assert_eq!(rows.len(), 1, "{types}");
+        if types == "none" {
+            assert_eq!(rows, default);
+        }
+    }
+}
+
 /// `--sts-promotion` is 4 by default, and takes a factor or `off`.
 #[test]
 fn simulate_takes_sts_promotion() {
@@ -864,6 +878,15 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
             "--sts-pairing-types",
         ),
         (&["--sts-pairing-types", ""][..], "--sts-pairing-types"),
+        (
+            &["--sts-crowded-sharing", "V100"][..],
+            "--sts-crowded-sharing must be TYPE,... or none (unknown gpu type \"V100\"",
+        ),
+        (
+            &["--sts-crowded-sharing", "v100,v100"][..],
+            "\"v100\" is given twice",
+        ),
+        (&["--sts-crowded-sharing", ""][..], "--sts-crowded-sharing"),
         (&["--sts-crowding=-1"][..], "--sts-crowding"),
         (&["--sts-crowding", "inf"][..], "--sts-crowding"),
         (&["--sts-crowding", "many"][..], "--sts-crowding"),

@@ -540,6 +540,39 @@ fn sts_attained_service_holds_until_the_next_arrival() {
     }
 }
 
+/// sts's sharing of matched V100s in crowded rounds is off by default: on the crowded run
+/// `v100` changes the schedule (sane and deterministic); where no round is crowded, or on a
+/// type the cluster lacks, or with the pairing step off (nothing matched), it changes nothing.
+#[test]
+fn sts_crowded_sharing_is_off_by_default_and_acts_only_where_crowded() {
+    let table = table();
+    let jobs = generated(&table, 60, 12.0, 2);
+    let config = SimConfig::default();
+    let defaults = PolicyOptions::default();
+    assert!(defaults.sts_crowded_sharing.is_empty());
+    let mut sharing = defaults.clone();
+    sharing.sts_crowded_sharing = vec!["v100".to_string()];
+    options_differ(&table, &jobs, &sharing, &defaults, "sharing when crowded");
+    let run_of = |cluster: &str, options: &PolicyOptions| {
+        run_with(&table, cluster, &jobs, "sts", &config, options).jobs
+    };
+    let mut calm = defaults.clone();
+    calm.sts_crowding = Some(1e9);
+    let mut calm_sharing = sharing.clone();
+    calm_sharing.sts_crowding = Some(1e9);
+    assert_eq!(run_of(CROWDED, &calm_sharing), run_of(CROWDED, &calm));
+    let no_v100 = "p100=3,k80=3";
+    assert_eq!(run_of(no_v100, &sharing), run_of(no_v100, &defaults));
+    let mut unpaired = defaults.clone();
+    unpaired.sts_pairing = None;
+    let mut unpaired_sharing = sharing.clone();
+    unpaired_sharing.sts_pairing = None;
+    assert_eq!(
+        run_of(CROWDED, &unpaired_sharing),
+        run_of(CROWDED, &unpaired)
+    );
+}
+
 /// sts's starvation promotion is on by default (factor 4): on a run crowded in every round
 /// (attained service always on) with arrivals far past the cluster's capacity, it changes the
 /// schedule; a factor no job reaches is the run without it.

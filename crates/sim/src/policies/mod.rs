@@ -90,6 +90,15 @@ pub struct PolicyOptions {
     /// matched too; `p100` infinite: whole P100s only), chosen by measurement (docs/results.md,
     /// "Pairs on the K80s", "Pairing thresholds where arrivals go on").
     pub sts_pairing_by_type: Vec<(String, f64)>,
+    /// GPU types (by name) on which, in the rounds where `sts`'s attained-service weights apply
+    /// ([`PolicyOptions::sts_crowding`]), a single-GPU job that the pairing step matched there
+    /// gets only its half slot, beside its partner, and no whole GPU of that type: where more
+    /// jobs wait than run, a good pair's extra work is worth more than one young job's full
+    /// speed, which the attained-service weights would choose. Empty by default (the rule
+    /// before the fortieth session); `v100` is the measured variant (docs/results.md, "Matched
+    /// jobs share the V100s when crowded"). Needs the pairing step
+    /// ([`PolicyOptions::sts_pairing`]); a type the cluster lacks is ignored.
+    pub sts_crowded_sharing: Vec<String>,
     /// The second stage of `sts`'s round scheduler (`stsfair::RoundScheduler::with_second_stage`):
     /// after the round problem chooses who runs with the jobs' weights, where the chosen jobs run
     /// is chosen again with the weights raised to this exponent (0: the most normalized
@@ -206,6 +215,7 @@ impl Default for PolicyOptions {
                 .iter()
                 .map(|&(name, sum)| (name.to_string(), sum))
                 .collect(),
+            sts_crowded_sharing: Vec::new(),
             sts_second_stage: Some(sts::DEFAULT_SECOND_STAGE),
             sts_second_stage_rounds: sts::SecondStageRounds::Attained,
             sts_crowding: Some(sts::DEFAULT_CROWDING),
