@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use stsfair::solution::Certificate;
+use stsfair::solution::{Certificate, Infeasibility};
 use stsfair::{
     Instance, JobClass, RoundProblem, Solution, Solver, SolverConfig, SolverKind, Status,
 };
@@ -236,9 +236,10 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
                     "valid: {} solution, objective {obj:.9} recomputed from the instance",
                     solution.status.as_str()
                 ),
-                (None, Some(Certificate::Shortage(_))) => {
-                    outln!("valid: infeasible, certified by a capacity shortage")
-                }
+                (None, Some(Certificate::Shortage(s))) => outln!(
+                    "valid: infeasible, certified by a capacity shortage: {}",
+                    Infeasibility::Shortage(s.clone())
+                ),
                 (None, Some(Certificate::ForcedJobsDoNotPack)) => outln!(
                     "valid: infeasible, certified: the forced jobs' admissible slots do not pack into the capacities"
                 ),

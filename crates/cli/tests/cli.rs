@@ -471,8 +471,12 @@ fn solve_infeasible_then_verify(name: &str) -> (String, Run) {
 #[test]
 fn verify_certifies_an_infeasible_answer() {
     let (_, ok) = solve_infeasible_then_verify("hand-infeasible");
+    // The certificate itself: hand-infeasible's two forced jobs need 8 units of the v100s' 4.
     assert!(
-        ok.stdout.contains("certified by a capacity shortage"),
+        ok.stdout.contains(
+            "certified by a capacity shortage: 2 forced jobs can only run on gpu types [v100], \
+             which need at least 8 units there but hold 4: short by 4 units"
+        ),
         "{}",
         ok.stdout
     );
