@@ -222,12 +222,7 @@ fn pairing_types(text: &str, workers: &[String]) -> Result<Vec<(String, f64)>, F
                 .split_once('=')
                 .ok_or_else(|| bad(format!("{part:?} is not TYPE=SUM")))?;
             let name = name.trim();
-            if !workers.iter().any(|w| w == name) {
-                return Err(bad(format!(
-                    "unknown gpu type {name:?}; the throughputs know {}",
-                    workers.join(", ")
-                )));
-            }
+            known_type(name, workers).map_err(bad)?;
             let sum: f64 = sum
                 .trim()
                 .parse()
@@ -235,6 +230,18 @@ fn pairing_types(text: &str, workers: &[String]) -> Result<Vec<(String, f64)>, F
             Ok((name.to_string(), sum))
         })
         .collect()
+}
+
+/// Whether `name` is a worker type of the throughputs; the error says which types there are.
+fn known_type(name: &str, workers: &[String]) -> Result<(), String> {
+    if workers.iter().any(|w| w == name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown gpu type {name:?}; the throughputs know {}",
+            workers.join(", ")
+        ))
+    }
 }
 
 /// Reads `--sts-crowded-sharing`: `none`, or TYPE,... with every TYPE a worker type of the
@@ -250,12 +257,7 @@ fn crowded_sharing(text: &str, workers: &[String]) -> Result<Vec<String>, Failur
                 "--sts-crowded-sharing must be TYPE,... or none ({why}; got {text:?})"
             ))
         };
-        if !workers.iter().any(|w| w == name) {
-            return Err(bad(format!(
-                "unknown gpu type {name:?}; the throughputs know {}",
-                workers.join(", ")
-            )));
-        }
+        known_type(name, workers).map_err(bad)?;
         if names.iter().any(|n| n == name) {
             return Err(bad(format!("{name:?} is given twice")));
         }

@@ -815,32 +815,35 @@ fn simulate_takes_sts_second_stage_rounds() {
     );
 }
 
+/// `simulate --policy sts FLAG VALUE` runs for each of `values` (one row), and `default`, the
+/// flag's default value, gives the run without the flag.
+#[track_caller]
+fn simulate_takes(flag: &str, values: &[&str], default: &str) {
+    let (_, _, without) = simulate(&["--policy", "sts"]);
+    for &value in values {
+        let (code, stderr, rows) = simulate(&["--policy", "sts", flag, value]);
+        assert_eq!(code, 0, "{flag} {value}: {stderr}");
+        assert_eq!(rows.len(), 1, "{flag} {value}");
+        if value == default {
+            assert_eq!(rows, without, "{flag} {value}");
+        }
+    }
+}
+
 /// `--sts-crowded-sharing` is `none` by default, and takes GPU types of the throughputs.
 #[test]
 fn simulate_takes_sts_crowded_sharing() {
-    let (_, _, default) = simulate(&["--policy", "sts"]);
-    for types in ["none", "v100", "v100,k80", "p100"] {
-        let (code, stderr, rows) = simulate(&["--policy", "sts", "--sts-crowded-sharing", types]);
-        assert_eq!(code, 0, "{types}: {stderr}");
-        assert_eq!(rows.len(), 1, "{types}");
-        if types == "none" {
-            assert_eq!(rows, default);
-        }
-    }
+    simulate_takes(
+        "--sts-crowded-sharing",
+        &["none", "v100", "v100,k80", "p100"],
+        "none",
+    );
 }
 
 /// `--sts-promotion` is 4 by default, and takes a factor or `off`.
 #[test]
 fn simulate_takes_sts_promotion() {
-    let (_, _, default) = simulate(&["--policy", "sts"]);
-    for k in ["4", "off", "0", "10"] {
-        let (code, stderr, rows) = simulate(&["--policy", "sts", "--sts-promotion", k]);
-        assert_eq!(code, 0, "{k}: {stderr}");
-        assert_eq!(rows.len(), 1, "{k}");
-        if k == "4" {
-            assert_eq!(rows, default);
-        }
-    }
+    simulate_takes("--sts-promotion", &["4", "off", "0", "10"], "4");
 }
 
 #[test]
