@@ -781,6 +781,13 @@ impl Sts {
                 half.insert((k, b), rb * state.table.solo(w, state.jobs[b].job_type));
             }
         }
+        // The types on which a matched job keeps only its half slot this round.
+        let shared: Vec<bool> = state
+            .cluster
+            .types
+            .iter()
+            .map(|t| crowded && pairing.shared_when_crowded.contains(&t.name))
+            .collect();
         let mut changed = Vec::new();
         for &id in &singles {
             let Some(arrival) = pairing.arrival_times.get(&id) else {
@@ -792,12 +799,8 @@ impl Sts {
                     if slot == u64::from(self.units) {
                         // Crowded, a matched job shares these types with its partner: its whole
                         // GPU there would leave the pair's extra work undone.
-                        let shared = crowded
-                            && half.contains_key(&(k, id))
-                            && pairing
-                                .shared_when_crowded
-                                .contains(&state.cluster.types[k].name);
-                        return (!shared).then_some((k, slot, seconds));
+                        let alone = !(shared[k] && half.contains_key(&(k, id)));
+                        return alone.then_some((k, slot, seconds));
                     }
                     let thr = half.get(&(k, id))?;
                     Some((k, slot, 1.0 / thr))
