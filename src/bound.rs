@@ -98,8 +98,29 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
     // Rows are numbered in the order they are added: the capacities, then per class its row of
     // choices and, if bounded, its fairness row.
     let mut rows = capacity.len();
-    let mut fair_rows: Vec<(usize, usize)> = Vec::new();
+    // (class, row, the row's scale: its job's largest sigma).
+    let mut fair_rows: Vec<(usize, usize, f64)> = Vec::new();
     let mut columns = 0usize;
+    // HiGHS refuses a model with a cost or a matrix entry of 1e15 or more and drops entries of
+    // 1e-9 or less, and valid instances reach both (a weight of 1e15; sigmas of 1e13 when one
+    // job's times are 1e13 times another's). So the objective is divided by its largest cost
+    // and each fairness row by its job's largest sigma: the same LP, with every cost and every
+    // sigma entry in (0, n] for a class of n jobs. A sigma entry below `TINY` of the job's largest is raised to it,
+    // which only relaxes the row (the job gets more service than it does), so the optimum stays
+    // an upper bound; such an option gives the job less than a billionth of its best option's
+    // service.
+    const TINY: f64 = 2e-9;
+    let largest_value = problem
+        .jobs
+        .iter()
+        .flat_map(|j| j.options.iter().map(|o| o.value))
+        .fold(0.0, f64::max);
+    // Values are > 0 but may underflow to 0 (a weight of 1e-300 times a speed ratio of 1e-300).
+    let cost_scale = if largest_value > 0.0 {
+        largest_value
+    } else {
+        1.0
+    };
     for (c, members) in classes.iter().enumerate() {
         let job = &problem.jobs[members[0]];
         if job.options.is_empty() {
@@ -108,24 +129,29 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
         let n = members.len() as f64;
         let one = pb.add_row(..=1.0);
         rows += 1;
-        let fair = (job.fair_rate > 0.0).then(|| {
-            let largest = job.options.iter().map(|o| o.sigma).fold(0.0, f64::max);
+        let largest = job.options.iter().map(|o| o.sigma).fold(0.0, f64::max);
+        if job.fair_rate > 0.0 {
             bounded_jobs += members.len();
             if largest < target {
                 capped_jobs += members.len();
             }
-            fair_rows.push((c, rows));
+        }
+        // A job with an option of infinite sigma (its equal-share rate underflows beside a
+        // finite throughput) meets its requirement in an arbitrarily small fraction of the
+        // rounds: the supremum of the LP is that without its row, and its price is 0.
+        let fair = (job.fair_rate > 0.0 && largest.is_finite()).then(|| {
+            fair_rows.push((c, rows, largest));
             rows += 1;
             // Scaled by n, so that its dual is the price of one job's service (the sum of the
             // class's jobs' duals in the per-job LP is n times their mean).
-            pb.add_row(n * target.min(largest)..)
+            pb.add_row(n * target.min(largest) / largest..)
         });
         for o in &job.options {
             let mut entries = vec![(one, 1.0), (capacity[o.gpu], n * o.units as f64)];
             if let Some(fair) = fair {
-                entries.push((fair, n * o.sigma));
+                entries.push((fair, n * (o.sigma / largest).max(TINY)));
             }
-            pb.add_column(n * o.value, 0.0.., entries);
+            pb.add_column(n * (o.value / cost_scale), 0.0.., entries);
             columns += 1;
         }
     }
@@ -146,7 +172,7 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
     let solved = std::thread::scope(|scope| {
         scope
             .spawn(move || {
-                let mut model = pb.optimise(Sense::Maximise);
+                let mut model = pb.try_optimise(Sense::Maximise)?;
                 model.set_option("output_flag", false);
                 model.set_option("threads", 1);
                 // The solved model holds HiGHS's pointer and stays on this thread.
@@ -168,11 +194,14 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
     let (status, objective, duals) = solved;
     match status {
         HighsModelStatus::Optimal => Ok(Some(LongRunBound {
-            objective,
+            objective: objective * cost_scale,
             share,
             bounded_jobs,
             capped_jobs,
-            prices: prices(problem.jobs.len(), &classes, &fair_rows, &duals),
+            prices: prices(problem.jobs.len(), &classes, &fair_rows, &duals)
+                .into_iter()
+                .map(|p| p * cost_scale)
+                .collect(),
         })),
         HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible => Ok(None),
         other => Err(SolveError::Backend {
@@ -203,18 +232,20 @@ fn classes(problem: &RoundProblem) -> Vec<Vec<usize>> {
     out
 }
 
-/// Per job, the dual of its class's fairness row as a price >= 0 (0 for jobs without one).
+/// Per job, the dual of its class's fairness row as a price >= 0 (0 for jobs without one), per
+/// unit of the LP's (scaled) objective: each row's dual divided by the row's scale, its job's
+/// largest sigma (a row divided by s has s times the dual).
 fn prices(
     jobs: usize,
     classes: &[Vec<usize>],
-    fair_rows: &[(usize, usize)],
+    fair_rows: &[(usize, usize, f64)],
     duals: &[f64],
 ) -> Vec<f64> {
     let mut out = vec![0.0; jobs];
-    for &(c, row) in fair_rows {
+    for &(c, row, scale) in fair_rows {
         // A >= row of a maximization has a dual <= 0 in HiGHS's sign convention; its size is
         // the objective lost per unit of required sigma. A dual of the wrong sign is round-off.
-        let price = duals.get(row).map_or(0.0, |d| (-d).max(0.0));
+        let price = duals.get(row).map_or(0.0, |d| (-d).max(0.0)) / scale;
         for &j in &classes[c] {
             out[j] = price;
         }
@@ -299,6 +330,45 @@ mod tests {
             assert_eq!(b.prices, vec![0.0; jobs]);
             assert_eq!((b.bounded_jobs, b.capped_jobs), (0, 0));
         }
+    }
+
+    /// Valid instances of extreme magnitudes (reviewer's findings, forty-first session): with a
+    /// whole-GPU time of 1e13 s/it beside a half-GPU time of 0.4 s, job a's sigma on half a GPU
+    /// is about 1e13, and HiGHS, given that entry, returned 1.0 (below the 1.8333 that `rounds`
+    /// reaches); from 1e15 on it refused the model, and the `highs` crate panicked; at 1e308
+    /// the sigma is infinite. Scaled, every case gives the bound: a and b on half GPUs every
+    /// round, 1 + 2/2.4. A weight of 1e15 (sigmas of 1e15 for the light job) likewise.
+    #[test]
+    fn extreme_times_and_weights_give_the_bound() {
+        let with = |whole_a: f64, weight_a: f64| {
+            Instance::builder()
+                .gpu_type("v100", 1, 4, &[1, 2, 4])
+                .job(
+                    JobSpec::new("a")
+                        .weight(weight_a)
+                        .time("v100", 4, whole_a)
+                        .time("v100", 2, 0.4),
+                )
+                .job(JobSpec::new("b").time("v100", 4, 0.5).time("v100", 2, 0.6))
+                .build()
+                .unwrap()
+        };
+        for whole_a in [1e10, 1e13, 1e14, 1e15, 1e16, 1e100, 1e308] {
+            let b = long_run_bound(&with(whole_a, 1.0), 0.95).unwrap().unwrap();
+            let expected = 1.0 + 0.5 / 0.6;
+            assert!((b.objective - expected).abs() < 1e-9, "{whole_a}: {b:?}");
+            assert!(b.prices.iter().all(|p| p.is_finite() && *p >= 0.0), "{b:?}");
+        }
+        // Weight 1e15 on a (whole GPU 0.25 s: a's best is the whole GPU, value 1e15): b's sigma
+        // is about 1e15 (its share 1e-15); the bound is a's whole GPU in most rounds.
+        let heavy = Instance::builder()
+            .gpu_type("v100", 1, 4, &[1, 2, 4])
+            .job(JobSpec::new("a").weight(1e15).time("v100", 4, 0.25))
+            .job(JobSpec::new("b").time("v100", 4, 0.5).time("v100", 2, 0.6))
+            .build()
+            .unwrap();
+        let b = long_run_bound(&heavy, 0.95).unwrap().unwrap();
+        assert!((b.objective / 1e15 - 1.0).abs() < 1e-9, "{b:?}");
     }
 
     /// Unequal weights: the requirements take the GPU in proportion, the rest goes to the job of

@@ -400,21 +400,77 @@ impl Instance {
 
 /// Reads a file of at most [`MAX_FILE_BYTES`] into a string.
 pub(crate) fn read_limited(path: &Path) -> Result<String, InstanceError> {
-    let io = |e: std::io::Error| InstanceError::Io {
+    read_text_limited(path, MAX_FILE_BYTES).map_err(|e| InstanceError::Io {
         file: path.display().to_string(),
         message: e.to_string(),
+    })
+}
+
+/// Reads the UTF-8 text of the file at `path`, refusing one of more than `limit` bytes with an
+/// error of kind [`std::io::ErrorKind::InvalidData`] that names the limit. A regular file is
+/// refused by its size before anything is read; anything else (a pipe, a device such as
+/// `/dev/zero`, a process substitution) is read up to one byte past the limit, so that no input
+/// can make the reader hold more than `limit + 1` bytes. O(min(size, limit)) time and memory.
+///
+/// ```
+/// let dir = std::env::temp_dir().join("stsfair-doc-read-text-limited");
+/// std::fs::write(&dir, "0123456789").unwrap();
+/// assert_eq!(stsfair::instance::read_text_limited(&dir, 10).unwrap(), "0123456789");
+/// let err = stsfair::instance::read_text_limited(&dir, 9).unwrap_err();
+/// assert!(err.to_string().contains("more than the limit of 9 bytes"));
+/// # std::fs::remove_file(&dir).unwrap();
+/// ```
+pub fn read_text_limited(path: &Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let too_large = |what: String| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{what}, more than the limit of {limit} bytes"),
+        )
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(InstanceError::Io {
-            file: path.display().to_string(),
-            message: format!(
-                "file is {} bytes, more than the limit of {MAX_FILE_BYTES}",
-                meta.len()
-            ),
-        });
+    let mut file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_large(format!("file is {} bytes", meta.len())));
     }
-    std::fs::read_to_string(path).map_err(io)
+    // Read in chunks into a buffer that grows by doubling up to `limit + 1` bytes and no
+    // further (`read_to_end`'s own doubling would reserve up to twice that).
+    let most = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut bytes: Vec<u8> = Vec::new();
+    let known = usize::try_from(meta.len()).unwrap_or(0).min(most);
+    bytes
+        .try_reserve_exact(known)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::OutOfMemory, e.to_string()))?;
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let want = chunk.len().min(most - bytes.len());
+        if want == 0 {
+            break;
+        }
+        let got = match file.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if bytes.capacity() - bytes.len() < got {
+            let grown = (bytes.capacity() * 2).max(bytes.len() + got).min(most);
+            // An allocation that fails is an error, not an abort (a memory limit below 1 GiB).
+            bytes
+                .try_reserve_exact(grown - bytes.len())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::OutOfMemory, e.to_string()))?;
+        }
+        bytes.extend_from_slice(&chunk[..got]);
+    }
+    if bytes.len() as u64 > limit {
+        return Err(too_large("input goes on".to_string()));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text ({})", e.utf8_error()),
+        )
+    })
 }
 
 /// Builds an [`Instance`] in code. Nothing is checked until [`build`](InstanceBuilder::build),

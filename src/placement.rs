@@ -247,7 +247,26 @@ pub enum PlacementError {
         /// n_k * U_k.
         capacity: u64,
     },
+    /// The cluster has more GPUs in all than a placement can hold ([`MAX_GPUS`]).
+    #[error(
+        "the cluster has {gpus} gpus in all, more than the {limit} a placement can hold (it \
+         lists every gpu, idle ones included, and its search keeps a few hundred bytes a gpu)"
+    )]
+    TooManyGpus {
+        /// GPUs of all types.
+        gpus: u64,
+        /// [`MAX_GPUS`].
+        limit: u64,
+    },
 }
+
+/// The most GPUs of all types together that [`place`] accepts. A placement lists every GPU
+/// (idle ones too: [`Placement::gpus`]) and its search keeps per-GPU state, a few hundred bytes a
+/// GPU in all (842 MB measured at three types of a million GPUs), so a cluster at the instance
+/// format's limits (64 types of a million GPUs) would need tens of gigabytes; past this limit
+/// `place` refuses before allocating anything. The round problem itself has no such limit: it
+/// counts units per type, not GPUs.
+pub const MAX_GPUS: u64 = 4_000_000;
 
 /// First-fit decreasing for one GPU type: places slots of the given sizes on `count` GPUs of
 /// `units` units, largest first, each on the lowest-numbered GPU with room. Returns, per slot in
@@ -307,6 +326,13 @@ pub fn place(
     previous: Option<&Placement>,
     model: &dyn CoLocation,
 ) -> Result<Placement, PlacementError> {
+    let gpus: u64 = types.iter().map(|t| u64::from(t.count())).sum();
+    if gpus > MAX_GPUS {
+        return Err(PlacementError::TooManyGpus {
+            gpus,
+            limit: MAX_GPUS,
+        });
+    }
     let mut seen = BTreeSet::new();
     let mut needed = vec![0u64; types.len()];
     for r in requests {

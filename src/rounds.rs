@@ -1224,7 +1224,9 @@ impl RunTally {
             t.rounds_run += u64::from(p.run.is_some());
         }
         for (t, s) in self.jobs.iter_mut().zip(service) {
-            t.sigma_sum += s.sigma.unwrap_or(0.0);
+            // At most the largest finite float: a sigma can be infinite (`credit_bound`), and
+            // the tally is written to state files as JSON, which has no infinity.
+            t.sigma_sum = (t.sigma_sum + s.sigma.unwrap_or(0.0)).min(f64::MAX);
         }
         let count =
             |f: &dyn Fn(&PlannedJob) -> bool| plan.jobs.iter().filter(|j| f(j)).count() as u64;
@@ -1301,8 +1303,13 @@ pub fn update_deficit(deficit: f64, lambda: f64, credit: f64, sigma: f64) -> f64
 /// A job whose smallest useful run gives many rounds' worth of its equal share (a distributed
 /// job on whole GPUs in a crowded cluster) keeps that run's over-service as credit, so it is not
 /// forced again before its share says; docs/rounds.md gives the guarantee that remains.
+///
+/// At most the largest finite float: a sigma can overflow to infinity (a job whose equal-share
+/// rate underflows beside a finite throughput, with times or weights 1e300 apart), and an
+/// infinite bound would give the job a deficit of minus infinity, which no instance holds. With
+/// the bound at `f64::MAX` such a job is never forced again, as an infinite credit says.
 pub fn credit_bound(credit: f64, lambda: f64, best_sigma: f64) -> f64 {
-    credit.max(best_sigma - lambda)
+    credit.max(best_sigma - lambda).min(f64::MAX)
 }
 
 /// B_j of a job of the round problem: B for a job with no option or with F_j = 0.
@@ -1333,6 +1340,17 @@ mod tests {
         // B_j: a run worth sigma 40 keeps 39 rounds of credit; a small one keeps B.
         assert_eq!(credit_bound(1.0, 1.0, 40.0), 39.0);
         assert_eq!(credit_bound(1.0, 1.0, 1.5), 1.0);
+        // An infinite sigma leaves a finite credit, and so a finite deficit.
+        assert_eq!(credit_bound(1.0, 1.0, f64::INFINITY), f64::MAX);
+        assert_eq!(
+            update_deficit(
+                0.0,
+                1.0,
+                credit_bound(1.0, 1.0, f64::INFINITY),
+                f64::INFINITY
+            ),
+            -f64::MAX
+        );
         assert_eq!(
             update_deficit(0.0, 1.0, credit_bound(1.0, 1.0, 40.0), 40.0),
             -39.0

@@ -491,7 +491,7 @@ pub enum VerifyError {
         actual: u64,
     },
     /// The reported objective differs from the recomputed one by more than 1e-9 relative.
-    #[error("objective says {reported:?}, the assignments are worth {actual}")]
+    #[error("objective says {}, the assignments are worth {actual:?}", or_null(*.reported))]
     ObjectiveMismatch {
         /// As reported.
         reported: Option<f64>,
@@ -511,6 +511,11 @@ pub enum VerifyError {
         /// Number of forced jobs.
         forced: usize,
     },
+}
+
+/// A reported number as the file writes it (`null` for none; 1e300, not 300 digits).
+fn or_null(v: Option<f64>) -> String {
+    v.map_or_else(|| "null".to_string(), |x| format!("{x:?}"))
 }
 
 /// Word operations [`verify`] lets the forced jobs' reachability take
@@ -688,6 +693,31 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
 mod tests {
     use super::*;
     use crate::{Dp, Instance, JobSpec, Solver};
+
+    /// The message names the reported objective as the file writes it: `null`, or 1e300 rather
+    /// than its 301 digits (until the forty-first session: `Some(30.2)`, `None`).
+    #[test]
+    fn an_objective_mismatch_prints_the_numbers_as_written() {
+        let says = |reported| {
+            VerifyError::ObjectiveMismatch {
+                reported,
+                actual: 29.25,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            says(Some(30.25)),
+            "objective says 30.25, the assignments are worth 29.25"
+        );
+        assert_eq!(
+            says(None),
+            "objective says null, the assignments are worth 29.25"
+        );
+        assert_eq!(
+            says(Some(1e300)),
+            "objective says 1e300, the assignments are worth 29.25"
+        );
+    }
 
     fn one_gpu_two_forced() -> Instance {
         // Two jobs forced onto one whole GPU: the v100 holds 4 units, they need 8.

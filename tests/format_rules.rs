@@ -1012,3 +1012,38 @@ fn to_json_round_trips_and_writes_defaults_out() {
     let unnamed = Instance::from_json(&remove("", "name")).unwrap();
     assert_eq!(Instance::from_json(&unnamed.to_json()).unwrap(), unnamed);
 }
+
+/// The size limit holds for what is not a regular file too: a device or a pipe is read one byte
+/// past the limit and refused, never read to the end (reviewer's finding, forty-first session:
+/// `validate /dev/zero` read until memory ran out).
+#[cfg(unix)]
+#[test]
+fn inputs_that_are_not_regular_files_are_read_up_to_the_limit() {
+    use std::path::Path;
+    let err = stsfair::instance::read_text_limited(Path::new("/dev/zero"), 1000).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    assert_eq!(
+        err.to_string(),
+        "input goes on, more than the limit of 1000 bytes"
+    );
+    // Under the limit a device's text is read whole: /dev/null is empty.
+    assert_eq!(
+        stsfair::instance::read_text_limited(Path::new("/dev/null"), 1000).unwrap(),
+        ""
+    );
+    // A regular file over the limit is refused by its size, before it is read.
+    let file = std::env::temp_dir().join(format!("stsfair-limit-{}.json", std::process::id()));
+    std::fs::write(&file, "x".repeat(1001)).unwrap();
+    let err = stsfair::instance::read_text_limited(&file, 1000).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "file is 1001 bytes, more than the limit of 1000 bytes"
+    );
+    assert_eq!(
+        stsfair::instance::read_text_limited(&file, 1001)
+            .unwrap()
+            .len(),
+        1001
+    );
+    std::fs::remove_file(&file).unwrap();
+}

@@ -358,3 +358,38 @@ proptest! {
         }
     }
 }
+
+/// A cluster of more GPUs than a placement can hold is refused before anything is allocated
+/// (reviewer's finding, forty-first session: `rounds` on 64 types of a million GPUs aborted on
+/// a 2 GiB allocation). One GPU past the limit is enough.
+#[test]
+fn clusters_past_the_gpu_limit_are_refused_by_name() {
+    use stsfair::placement::{MAX_GPUS, PlacementError};
+    let over = Instance::builder()
+        .gpu_type("a", 1_000_000, 4, &[1, 2, 4])
+        .gpu_type("b", 1_000_000, 4, &[1, 2, 4])
+        .gpu_type("c", 1_000_000, 4, &[1, 2, 4])
+        .gpu_type("d", 1_000_000, 4, &[1, 2, 4])
+        .gpu_type("e", 1, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let reqs = [SlotRequest {
+        job: "x".into(),
+        gpu: 0,
+        slot: 4,
+        workers: 1,
+    }];
+    let err = place(over.gpu_types(), &reqs, None, &NoInterference).unwrap_err();
+    assert_eq!(
+        err,
+        PlacementError::TooManyGpus {
+            gpus: MAX_GPUS + 1,
+            limit: MAX_GPUS
+        }
+    );
+    assert!(
+        err.to_string()
+            .starts_with("the cluster has 4000001 gpus in all, more than the 4000000"),
+        "{err}"
+    );
+}

@@ -349,6 +349,43 @@ fn second_stage_exponent_out_of_range_is_refused() {
     assert_eq!(s.second_stage(), None);
 }
 
+/// A sigma that overflows to infinity (job a's equal-share rate, from a whole-GPU time of
+/// 1e308 s/it, underflows beside its half-GPU time of 0.4 s) leaves a finite deficit: the credit
+/// bound is at most `f64::MAX`. Until the forty-first session the deficit became minus
+/// infinity and the next round failed ("the round's instance is invalid: jobs[0].deficit must
+/// be finite (got -inf)"; reviewer's finding).
+#[test]
+fn an_infinite_sigma_leaves_finite_deficits() {
+    let inst = Instance::builder()
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .job(
+            JobSpec::new("a")
+                .time("v100", 4, 1e308)
+                .time("v100", 2, 0.4),
+        )
+        .job(JobSpec::new("b").time("v100", 4, 0.5).time("v100", 2, 0.6))
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&inst, Box::new(BruteForce::default()));
+    for _ in 0..5 {
+        let plan = s.plan().unwrap();
+        verify(&plan.instance, &plan.solution).unwrap();
+        // Both run on half GPUs every round: a's run is worth infinitely many rounds of its
+        // share, b's 2/2.4 * 2 = 1.67.
+        assert_eq!(
+            plan.solution
+                .assignments
+                .iter()
+                .filter(|a| a.is_some())
+                .count(),
+            2
+        );
+        s.report_planned(&plan).unwrap();
+        assert_eq!(s.deficit("a"), Some(-f64::MAX));
+        assert!(s.deficit("b").is_some_and(f64::is_finite));
+    }
+}
+
 /// Workers of `now` on a GPU that held no worker of the same job in `before` (GPUs matched as
 /// multisets), for jobs that ran in `before`: the definition of `Placement::migrations`,
 /// recounted independently.
@@ -1122,6 +1159,14 @@ fn corrupted_snapshots_are_refused_naming_the_field() {
         (
             |v| v["running"]["gpus"][0]["index"] = 7.into(),
             "running.gpus[0].index must be below the count of v100 (2) (got 7)",
+        ),
+        (
+            |v| v["running"]["gpus"][0]["slots"][0]["worker"] = 5.into(),
+            "running.gpus[0].slots[0].worker must be below the workers of job",
+        ),
+        (
+            |v| v["pending"]["placement"]["gpus"][0]["slots"][0]["worker"] = 2.into(),
+            "pending.placement.gpus[0].slots[0].worker must be below the workers of job",
         ),
         (
             |v| v["pending"]["placement"]["gpus"][0]["slots"][0]["offset"] = 1.into(),

@@ -320,6 +320,31 @@ fn runs_from(
     Ok(out)
 }
 
+/// Checks that a placed slot of an active job holds one of its workers (index below its
+/// `workers`). Slots of jobs not among the active ones are kept: a job removed since the
+/// placement still has its slots there (the next placement counts its migrations from them).
+fn workers_exist(instance: &Instance, doc: &SnapPlacement, path: &str) -> Result<(), RoundError> {
+    let workers: HashMap<&str, u64> = instance
+        .jobs()
+        .iter()
+        .map(|j| (j.id(), u64::from(j.workers())))
+        .collect();
+    for (i, g) in doc.gpus.iter().enumerate() {
+        for (x, slot) in g.slots.iter().enumerate() {
+            if let Some(&n) = workers.get(slot.job.as_str())
+                && slot.worker >= n
+            {
+                return Err(rule(
+                    format!("{path}.gpus[{i}].slots[{x}].worker"),
+                    format!("must be below the workers of job {:?} ({n})", slot.job),
+                    slot.worker,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Rebuilds a [`Placement`] (idle GPUs included, in type and index order) after checking that
 /// every slot lies on a GPU of the cluster, on the type's ladder, aligned, inside the GPU and
 /// clear of the slots before it, and that each (job, worker) holds one slot.
@@ -577,6 +602,12 @@ impl RoundScheduler {
             Some(p) => Some(placement_from(types, p, "running")?),
             None => None,
         };
+        if let Some(p) = &s.running {
+            workers_exist(&instance, p, "running")?;
+        }
+        if let Some(p) = &s.pending {
+            workers_exist(&instance, &p.placement, "pending.placement")?;
+        }
         let pending = match &s.pending {
             None => None,
             Some(p) => {

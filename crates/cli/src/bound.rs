@@ -45,14 +45,14 @@ pub fn bound(args: BoundArgs) -> Result<u8, Failure> {
     } else {
         match &found {
             Some(b) => outln!(
-                "lp bound   {:.9} (mean objective per round at {} lambda; {} jobs bounded, {} capped at their largest sigma)",
-                b.objective,
+                "lp bound   {} (mean objective per round at {:?} lambda; {} jobs bounded, {} capped at their largest sigma)",
+                crate::number::fixed(b.objective, 9),
                 b.share,
                 b.bounded_jobs,
                 b.capped_jobs
             ),
             None => outln!(
-                "no schedule gives every bounded job {} lambda on average, even fractionally",
+                "no schedule gives every bounded job {:?} lambda on average, even fractionally",
                 args.share
             ),
         }

@@ -61,6 +61,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bench;
 mod bound;
 mod r#gen;
+mod number;
 mod predict;
 mod rounds;
 mod simulate;

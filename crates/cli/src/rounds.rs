@@ -301,17 +301,11 @@ fn read_state(path: &Path) -> Result<RunState, Failure> {
             path.display()
         ))
     };
-    // The limit of instance files: a wrong path must not exhaust memory.
+    // The limit of instance files: a wrong path (a large file, a pipe, a device) must not
+    // exhaust memory.
     let limit = stsfair::instance::MAX_FILE_BYTES;
-    let size = std::fs::metadata(path)
-        .map_err(|e| bad(format!("cannot read: {e}")))?
-        .len();
-    if size > limit {
-        return Err(bad(format!(
-            "is {size} bytes, more than the limit of {limit}"
-        )));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let text = stsfair::instance::read_text_limited(path, limit)
+        .map_err(|e| bad(format!("cannot read: {e}")))?;
     let de = &mut serde_json::Deserializer::from_str(&text);
     let state: RunState = serde_path_to_error::deserialize(&mut *de)
         .map_err(|e| bad(format!("{}: {}", e.path(), e.inner())))?;
@@ -421,6 +415,45 @@ fn resume(
         return Err(bad(
             "tally.jobs must list the scheduler's jobs, in order".to_string()
         ));
+    }
+    // The totals a summary divides by the rounds: counts of rounds at most the rounds, sums
+    // finite and >= 0 (objectives, slowdowns and sigmas are).
+    let counts = [
+        ("tally.relaxed_rounds".to_string(), tally.relaxed_rounds),
+        ("tally.fallback_rounds".to_string(), tally.fallback_rounds),
+    ]
+    .into_iter()
+    .chain(
+        tally
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(j, t)| (format!("tally.jobs[{j}].rounds_run"), t.rounds_run)),
+    );
+    for (field, n) in counts {
+        if n > tally.rounds {
+            return Err(bad(format!(
+                "{field} must be at most tally.rounds ({}) (got {n})",
+                tally.rounds
+            )));
+        }
+    }
+    let sums = [
+        ("tally.objective_sum".to_string(), tally.objective_sum),
+        ("tally.slowdown_sum".to_string(), tally.slowdown_sum),
+    ]
+    .into_iter()
+    .chain(
+        tally
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(j, t)| (format!("tally.jobs[{j}].sigma_sum"), t.sigma_sum)),
+    );
+    for (field, x) in sums {
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(bad(format!("{field} must be finite and >= 0 (got {x:?})")));
+        }
     }
     Ok((scheduler, tally))
 }
@@ -597,7 +630,8 @@ fn print_summary(
         s.solves,
         s.fallback_rounds
     );
-    outln!("mean objective  {:.6}", s.mean_objective);
+    let fixed = crate::number::fixed;
+    outln!("mean objective  {}", fixed(s.mean_objective, 6));
     outln!("migrations      {}", s.migrations);
     outln!(
         "placement       predicted slowdown {:.4} per round, {} forbidden pairs in all",
@@ -611,12 +645,12 @@ fn print_summary(
     outln!("fairness bound  {} jobs ({unbounded} without)", sigma.len());
     if !sigma.is_empty() {
         outln!(
-            "mean sigma      min {:.4}  p1 {:.4}  p5 {:.4}  median {:.4}  max {:.4}",
-            sigma[0],
-            quantile(&sigma, 0.01),
-            quantile(&sigma, 0.05),
-            quantile(&sigma, 0.5),
-            sigma[sigma.len() - 1]
+            "mean sigma      min {}  p1 {}  p5 {}  median {}  max {}",
+            fixed(sigma[0], 4),
+            fixed(quantile(&sigma, 0.01), 4),
+            fixed(quantile(&sigma, 0.05), 4),
+            fixed(quantile(&sigma, 0.5), 4),
+            fixed(sigma[sigma.len() - 1], 4)
         );
         outln!(
             "reach 0.95*lambda  {reached} of {} ({:.2}%)",
@@ -629,6 +663,6 @@ fn print_summary(
         (a.min(d), b.max(d))
     });
     if lo <= hi {
-        outln!("final deficits  [{lo:.4}, {hi:.4}]");
+        outln!("final deficits  [{}, {}]", fixed(lo, 4), fixed(hi, 4));
     }
 }

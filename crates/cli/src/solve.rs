@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use stsfair::solution::{Certificate, Infeasibility};
+use stsfair::solution::{Certificate, Infeasibility, VerifyError};
 use stsfair::{
     Instance, JobClass, RoundProblem, Solution, Solver, SolverConfig, SolverKind, Status,
 };
@@ -226,15 +226,22 @@ fn print_summary(instance: &Instance, solution: &Solution) {
 
 pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     let instance = load(&args.instance)?;
-    let text = std::fs::read_to_string(&args.solution)
-        .map_err(|e| Failure::input(format!("cannot read {}: {e}", args.solution.display())))?;
-    let solution = Solution::from_json(&instance, &text).map_err(Failure::input)?;
+    let text =
+        stsfair::instance::read_text_limited(&args.solution, stsfair::instance::MAX_FILE_BYTES)
+            .map_err(|e| Failure::input(format!("cannot read {}: {e}", args.solution.display())))?;
+    let solution = Solution::from_json(&instance, &text).map_err(|e| match e {
+        // A well-formed document that lists more jobs than the instance has is not a solution
+        // of it, as one that lists fewer (which `verify` finds): exit 1 for both.
+        VerifyError::JobCount { .. } => Failure::other(format!("invalid solution: {e}")),
+        e => Failure::input(e),
+    })?;
     match stsfair::verify(&instance, &solution) {
         Ok(v) => {
             match (v.objective, &v.certificate) {
                 (Some(obj), _) => outln!(
-                    "valid: {} solution, objective {obj:.9} recomputed from the instance",
-                    solution.status.as_str()
+                    "valid: {} solution, objective {} recomputed from the instance",
+                    solution.status.as_str(),
+                    crate::number::fixed(obj, 9)
                 ),
                 (None, Some(Certificate::Shortage(s))) => outln!(
                     "valid: infeasible, certified by a capacity shortage: {}",

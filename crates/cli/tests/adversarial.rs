@@ -196,6 +196,100 @@ fn extreme_times_are_solved_or_refused_by_name() {
     }
 }
 
+/// Extreme but valid numbers through `bound`, `rounds` and `verify` (a reviewer's findings,
+/// forty-first session): a whole-GPU time of 1e13 to 1e308 s/it beside a half-GPU time of 0.4
+/// s, or a weight of 1e15, made HiGHS refuse the long-run LP (the `highs` crate panicked), or
+/// at 1e13 return 1.0 where `rounds` reaches 1.8333; an infinite sigma made the deficit minus
+/// infinity (the next round failed) and the state file's tally `null`; a solution with one job
+/// too many was exit 2 where one too few is exit 1.
+#[cfg(feature = "highs")]
+#[test]
+fn extreme_numbers_through_bound_rounds_and_verify() {
+    let two = |whole_a: &str, weight_a: &str| {
+        format!(
+            r#"{{"format": "stsfair/1", "gpu_types": [{{"name": "v100", "count": 1, "units": 4, "slot_sizes": [1, 2, 4]}}],
+"jobs": [{{"id": "a", "weight": {weight_a}, "times": [{{"gpu": "v100", "slot": 4, "sec_per_iter": {whole_a}}}, {{"gpu": "v100", "slot": 2, "sec_per_iter": 0.4}}]}},
+{{"id": "b", "times": [{{"gpu": "v100", "slot": 4, "sec_per_iter": 0.5}}, {{"gpu": "v100", "slot": 2, "sec_per_iter": 0.6}}]}}]}}"#
+        )
+    };
+    for (i, whole_a) in ["1e13", "1e15", "1e308"].iter().enumerate() {
+        let file = scratch(&format!("extreme-{i}.json"), two(whole_a, "1"));
+        let r = run(&["bound", "--json", s(&file)]);
+        assert_eq!(r.code, 0, "{whole_a}: {}", r.stderr);
+        let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+        let bound = doc["lp_bound"].as_f64().unwrap();
+        assert!(
+            (bound - (1.0 + 0.5 / 0.6)).abs() < 1e-9,
+            "{whole_a}: {bound}"
+        );
+        for prices in ["off", "lp"] {
+            let r = run(&["rounds", "--rounds", "3", "--prices", prices, s(&file)]);
+            assert_eq!(r.code, 0, "{whole_a} {prices}: {}", r.stderr);
+        }
+        // Resumed from a state file written after an infinite sigma.
+        let state = scratch(&format!("extreme-{i}.state.json"), "");
+        std::fs::remove_file(&state).unwrap();
+        for rounds in ["2", "4"] {
+            let r = run(&["rounds", "--rounds", rounds, "--state", s(&state), s(&file)]);
+            assert_eq!(r.code, 0, "{whole_a} {rounds}: {}", r.stderr);
+        }
+    }
+    let heavy = scratch("extreme-weight.json", two("0.25", "1e15"));
+    let r = run(&["bound", "--json", s(&heavy)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        (doc["lp_bound"].as_f64().unwrap() / 1e15 - 1.0).abs() < 1e-9,
+        "{doc}"
+    );
+    // A well-formed solution with one assignment too many is not a solution of the instance:
+    // exit 1, as one with one too few.
+    let file = scratch("extreme-verify.json", two("0.25", "1"));
+    let r = run(&["solve", "--json", s(&file)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let first = doc["assignments"][0].clone();
+    doc["assignments"].as_array_mut().unwrap().push(first);
+    let extra = scratch("extreme-verify.extra.json", doc.to_string());
+    doc["assignments"].as_array_mut().unwrap().truncate(1);
+    let fewer = scratch("extreme-verify.fewer.json", doc.to_string());
+    for (solution, count) in [(&extra, 3), (&fewer, 1)] {
+        let r = run(&["verify", s(&file), s(solution)]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        let says = format!("invalid solution: solution lists {count} jobs, the instance has 2");
+        assert!(r.stderr.contains(&says), "{}", r.stderr);
+    }
+}
+
+/// A cluster past the placement's limit of 4,000,000 GPUs (five types of a million) is solved
+/// by `solve` and refused by `rounds` with a message that says so, before any allocation: it
+/// aborted on a 2 GiB allocation at 64 types of a million (a reviewer's finding).
+#[test]
+fn rounds_refuse_clusters_past_the_placement_limit() {
+    let types: Vec<Value> = (0..5)
+        .map(
+            |k| json!({"name": format!("g{k}"), "count": 1_000_000, "units": 1, "slot_sizes": [1]}),
+        )
+        .collect();
+    let doc = json!({
+        "format": "stsfair/1",
+        "gpu_types": types,
+        "jobs": [{"id": "a", "times": [{"gpu": "g0", "slot": 1, "sec_per_iter": 1.0}]}],
+    });
+    let file = scratch("five-million-gpus.json", doc.to_string());
+    let r = run(&["solve", s(&file)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(&["rounds", "--rounds", "1", s(&file)]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "the cluster has 5000000 gpus in all, more than the 4000000 a placement can hold"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn extreme_weights_deficits_and_fairness_are_solved_or_refused_by_name() {
     let ok = [

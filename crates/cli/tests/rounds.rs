@@ -550,6 +550,31 @@ fn cli_rounds_refuses_bad_state_files() {
             "{err}"
         );
     }
+    // Totals the summary divides by the rounds: counts of rounds at most the rounds, sums
+    // finite and >= 0 (a reviewer's findings, forty-first session: accepted before).
+    type Change = fn(&mut Value);
+    let tally_cases: [(Change, &str); 4] = [
+        (
+            |v| v["tally"]["jobs"][0]["rounds_run"] = json!(1_000_000),
+            "tally.jobs[0].rounds_run must be at most tally.rounds (3) (got 1000000)",
+        ),
+        (
+            |v| v["tally"]["relaxed_rounds"] = json!(4),
+            "tally.relaxed_rounds must be at most tally.rounds (3) (got 4)",
+        ),
+        (
+            |v| v["tally"]["objective_sum"] = json!(-1e308),
+            "tally.objective_sum must be finite and >= 0 (got -1e308)",
+        ),
+        (
+            |v| v["tally"]["jobs"][1]["sigma_sum"] = json!(-2.5),
+            "tally.jobs[1].sigma_sum must be finite and >= 0 (got -2.5)",
+        ),
+    ];
+    for (change, says) in tally_cases {
+        let err = run(&file, &edit(&change), "dp-dense");
+        assert!(err.contains(says), "{err}");
+    }
     // Another `--throughputs` than the saved run's (which had none).
     assert_eq!(good["throughputs"], "off");
     let text = edit(&|v| v["throughputs"] = json!("bundled"));

@@ -236,13 +236,16 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceJob>, TraceError> {
     Ok(jobs)
 }
 
-/// Reads and parses a trace file.
+/// Reads and parses a trace file (at most `stsfair::instance::MAX_FILE_BYTES`, 1 GiB, read from
+/// whatever the path names: a pipe or a device is not read past the limit).
 pub fn read_trace(path: impl AsRef<Path>) -> Result<Vec<TraceJob>, TraceError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let limit = stsfair::instance::MAX_FILE_BYTES;
+    let text =
+        stsfair::instance::read_text_limited(path, limit).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     parse_trace(&text)
 }
 
