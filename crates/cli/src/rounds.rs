@@ -417,43 +417,37 @@ fn resume(
         ));
     }
     // The totals a summary divides by the rounds: counts of rounds at most the rounds, sums
-    // finite and >= 0 (objectives, slowdowns and sigmas are).
+    // finite and >= 0 (objectives, slowdowns and sigmas are). Each job's by its path.
+    let per_job = |name: &'static str| {
+        let jobs = tally.jobs.iter().enumerate();
+        jobs.map(move |(j, t)| (format!("tally.jobs[{j}].{name}"), t))
+    };
     let counts = [
         ("tally.relaxed_rounds".to_string(), tally.relaxed_rounds),
         ("tally.fallback_rounds".to_string(), tally.fallback_rounds),
-    ]
-    .into_iter()
-    .chain(
-        tally
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(j, t)| (format!("tally.jobs[{j}].rounds_run"), t.rounds_run)),
-    );
-    for (field, n) in counts {
-        if n > tally.rounds {
-            return Err(bad(format!(
-                "{field} must be at most tally.rounds ({}) (got {n})",
-                tally.rounds
-            )));
-        }
+    ];
+    let runs = per_job("rounds_run").map(|(field, t)| (field, t.rounds_run));
+    if let Some((field, n)) = counts
+        .into_iter()
+        .chain(runs)
+        .find(|&(_, n)| n > tally.rounds)
+    {
+        return Err(bad(format!(
+            "{field} must be at most tally.rounds ({}) (got {n})",
+            tally.rounds
+        )));
     }
     let sums = [
         ("tally.objective_sum".to_string(), tally.objective_sum),
         ("tally.slowdown_sum".to_string(), tally.slowdown_sum),
-    ]
-    .into_iter()
-    .chain(
-        tally
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(j, t)| (format!("tally.jobs[{j}].sigma_sum"), t.sigma_sum)),
-    );
-    for (field, x) in sums {
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(bad(format!("{field} must be finite and >= 0 (got {x:?})")));
-        }
+    ];
+    let sigmas = per_job("sigma_sum").map(|(field, t)| (field, t.sigma_sum));
+    if let Some((field, x)) = sums
+        .into_iter()
+        .chain(sigmas)
+        .find(|&(_, x)| !(x.is_finite() && x >= 0.0))
+    {
+        return Err(bad(format!("{field} must be finite and >= 0 (got {x:?})")));
     }
     Ok((scheduler, tally))
 }
