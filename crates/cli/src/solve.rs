@@ -16,6 +16,13 @@ pub struct ValidateArgs {
     file: PathBuf,
 }
 
+/// The most threads `--threads` may give HiGHS. HiGHS makes every worker thread, and a task
+/// queue of half a MiB for each, when its first solve starts, in C++ that cannot report a
+/// failure to Rust: 1,000 threads ended in `std::system_error` and 10,000 or more in
+/// `std::bad_alloc`, both aborting the process (exit 134). A MIP solve gains nothing from more
+/// threads than cores, and 256 is more cores than the machines this runs on have.
+pub const MAX_THREADS: usize = 256;
+
 /// The solver flags shared by `solve` and `rounds` (flattened into both).
 #[derive(Args)]
 pub struct SolverArgs {
@@ -32,13 +39,13 @@ pub struct SolverArgs {
     /// Absolute MIP gap at which the ilp may stop (default 0: exact).
     #[arg(long)]
     mip_abs_gap: Option<f64>,
-    /// Threads for the ilp (default 1).
+    /// Threads for the ilp, 1 to 256 (default 1).
     #[arg(long)]
     threads: Option<usize>,
     /// HiGHS's MIP presolve for the ilp: on (HiGHS's default) or off (HiGHS 1.16.0's presolve returns a suboptimal answer as optimal on rare rounds; docs/ilp.md).
     #[arg(long, value_parser = ["on", "off"])]
     presolve: Option<String>,
-    /// Memory limit of the DP in MiB.
+    /// Memory limit of the DP in MiB (at least 1).
     #[arg(long)]
     max_memory_mib: Option<u64>,
 }
@@ -83,8 +90,17 @@ impl SolverArgs {
                 "--time-limit must be a finite number > 0 (got {t})"
             )));
         }
-        if self.threads == Some(0) {
-            return Err(Failure::input("--threads must be >= 1 (got 0)"));
+        if let Some(t) = self.threads.filter(|t| !(1..=MAX_THREADS).contains(t)) {
+            return Err(Failure::input(format!(
+                "--threads must be between 1 and {MAX_THREADS} (got {t})"
+            )));
+        }
+        if self.max_memory_mib == Some(0) {
+            // 0 MiB became a limit of a few DP states, refused with a message about states,
+            // not about the flag that set it.
+            return Err(Failure::input(
+                "--max-memory-mib must be at least 1 (got 0)",
+            ));
         }
         let mut config = SolverConfig::default();
         config.time_limit = self.time_limit;

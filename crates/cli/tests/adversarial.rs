@@ -897,7 +897,15 @@ fn bad_limits_are_usage_errors() {
         ("--mip-rel-gap", "-0.5"),
         ("--threads", "0"),
         ("--threads", "-1"),
+        // HiGHS aborted the process (exit 134, `std::bad_alloc` or `std::system_error`) making
+        // this many threads; at most 256 now.
+        ("--threads", "257"),
+        ("--threads", "1000"),
+        ("--threads", "100000"),
+        ("--threads", "1000000000"),
+        ("--threads", "18446744073709551615"),
         ("--max-memory-mib", "-1"),
+        ("--max-memory-mib", "0"),
         ("--max-memory-mib", "18446744073709551616"),
     ] {
         // `--flag=value`, so that clap reads "-1" as the value and not as a flag.
@@ -912,8 +920,38 @@ fn bad_limits_are_usage_errors() {
         assert!(r.stderr.contains(flag), "{}", r.stderr);
         assert!(r.stderr.len() <= MAX_MESSAGE, "{}", r.stderr);
     }
-    // A memory limit too small for the DP is refused by the solver, naming the limit.
+    let r = run(&["solve", "--solver", "ilp", "--threads", "1000", s(&file)]);
+    assert!(
+        r.stderr
+            .contains("--threads must be between 1 and 256 (got 1000)"),
+        "{}",
+        r.stderr
+    );
+    // `rounds` takes the same flags.
+    let r = run(&["rounds", s(&file), "--rounds", "2", "--threads", "1000"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--threads"), "{}", r.stderr);
+    // The largest thread count is one HiGHS can make.
+    let r = run(&[
+        "solve",
+        "--json",
+        "--solver",
+        "ilp",
+        "--threads",
+        "256",
+        s(&file),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 0 MiB was a limit of one DP state, refused as "needs 2 states ... limit of 1".
     let r = run(&["solve", "--max-memory-mib", "0", s(&file)]);
+    assert!(
+        r.stderr
+            .contains("--max-memory-mib must be at least 1 (got 0)"),
+        "{}",
+        r.stderr
+    );
+    // A memory limit too small for the DP is refused by the solver, naming the limit.
+    let r = run(&["solve", "--max-memory-mib", "1", s(&file)]);
     assert!(
         r.code == 0 || (r.code == 1 && r.stderr.contains("more than the limit")),
         "{}",

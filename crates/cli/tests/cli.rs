@@ -354,10 +354,11 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn a_solver_that_cannot_answer_exits_1() {
-    // The dense DP's memory guard at 0 MiB refuses before allocating: a failure, not bad input.
+    // The dense DP's memory guard at 1 MiB refuses before allocating (the round needs 2 MB): a
+    // failure, not bad input. (0 MiB is bad input: `--max-memory-mib` must be at least 1.)
     let r = run_path(
-        &["solve", "--solver", "dp-dense", "--max-memory-mib", "0"],
-        &instance_file("hand-no-bound"),
+        &["solve", "--solver", "dp-dense", "--max-memory-mib", "1"],
+        &instance_file("gavel-8x3-40"),
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stdout.is_empty());
