@@ -266,7 +266,35 @@ fn crowded_sharing(text: &str, workers: &[String]) -> Result<Vec<String>, Failur
     Ok(names)
 }
 
-/// A usage error naming the flag of a library setting (`max_debt` is `--max-debt`).
+/// Reads `--policy`: `all`, or names of [`policies::policy_names`], comma-separated. Checked
+/// before any run: an empty list ran nothing and exited 0, and an unknown name was found only
+/// after the policies before it had run.
+fn policy_list(text: &str) -> Result<Vec<String>, Failure> {
+    let known = policies::policy_names();
+    if text.trim() == "all" {
+        return Ok(known.into_iter().map(String::from).collect());
+    }
+    let names: Vec<String> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let bad = |why: String| {
+        Failure::input(format!(
+            "--policy must name policies among {} (comma-separated), or all ({why})",
+            known.join(", ")
+        ))
+    };
+    if names.is_empty() {
+        return Err(bad(format!("got {text:?}, no policy")));
+    }
+    if let Some(name) = names.iter().find(|n| !known.contains(&n.as_str())) {
+        return Err(bad(format!("unknown policy {name:?}")));
+    }
+    Ok(names)
+}
+
 /// A flag's value that is a number or `off` (`None`); the range is checked by the policy's own
 /// check, this only reads the text.
 fn number_or_off(text: &str, flag: &str, what: &str) -> Result<Option<f64>, Failure> {
@@ -279,6 +307,7 @@ fn number_or_off(text: &str, flag: &str, what: &str) -> Result<Option<f64>, Fail
     }
 }
 
+/// A usage error naming the flag of a library setting (`max_debt` is `--max-debt`).
 fn flag_error(e: SimError) -> Failure {
     match e {
         SimError::Setting { setting, rule, got } => Failure::input(format!(
@@ -329,7 +358,10 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         job_types,
     )
     .map_err(flag_error)?;
-    let cluster = Cluster::parse(&args.cluster, &table).map_err(Failure::input)?;
+    let cluster = Cluster::parse(&args.cluster, &table).map_err(|e| match e {
+        SimError::Cluster { text, rule } => Failure::input(format!("--cluster {text:?}: {rule}")),
+        e => Failure::input(e),
+    })?;
     let window = args
         .window
         .as_deref()
@@ -351,7 +383,13 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
                 multi_gpu: args.multi_gpu,
                 reference: reference.to_string(),
             };
-            workload::generate(&spec, &table).map_err(Failure::input)?
+            workload::generate(&spec, &table).map_err(|e| match e {
+                SimError::Setting {
+                    setting: "rate" | "jobs",
+                    ..
+                } => flag_error(e),
+                e => Failure::input(e),
+            })?
         }
         (None, None) => {
             return Err(Failure::input(
@@ -383,6 +421,13 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             )));
         }
     };
+    if !lp_method.is_available() {
+        return Err(Failure::input(format!(
+            "--lp {} needs the `{}` feature of stsfair-sim, which this build does not have",
+            args.lp,
+            lp_method.feature().unwrap_or("?")
+        )));
+    }
     let sts_solver = crate::solve::solver_kind(&args.sts_solver).ok_or_else(|| {
         Failure::input(format!(
             "--sts-solver must be one of {} (got {:?})",
@@ -426,18 +471,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     policies::sts::check_crowding(options.sts_crowding).map_err(flag_error)?;
     policies::sts::check_promotion(options.sts_promotion).map_err(flag_error)?;
     policies::sts::check_size_exponent(options.sts_size_exponent).map_err(flag_error)?;
-    let names: Vec<String> = if args.policy == "all" {
-        policies::policy_names()
-            .into_iter()
-            .map(String::from)
-            .collect()
-    } else {
-        args.policy
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
-    };
+    let names = policy_list(&args.policy)?;
 
     // Opened before the runs, so that a path that cannot be written fails at once.
     let mut job_log = match &args.job_log {

@@ -959,6 +959,132 @@ fn bad_limits_are_usage_errors() {
     );
 }
 
+// ---- flags of simulate at their edges
+
+/// Runs `args` and requires a refusal: exit 2, nothing on stdout, one short line on stderr
+/// holding every one of `parts`.
+#[track_caller]
+fn refused(args: &[&str], parts: &[&str]) {
+    let r = run(args);
+    assert_eq!(r.code, 2, "{args:?}: {}", clip(&r.stderr));
+    assert!(r.stdout.is_empty(), "{args:?}: {}", clip(&r.stdout));
+    assert!(r.stderr.starts_with("stsfair: "), "{args:?}: {}", r.stderr);
+    assert_eq!(
+        r.stderr.trim_end().lines().count(),
+        1,
+        "{args:?}: {}",
+        r.stderr
+    );
+    assert!(r.stderr.len() <= MAX_MESSAGE, "{args:?}: {}", r.stderr);
+    for part in parts {
+        assert!(
+            r.stderr.contains(part),
+            "{args:?}: {:?} lacks {part:?}",
+            r.stderr
+        );
+    }
+}
+
+/// A trace line of Gavel's reference trace with `steps` total steps.
+fn trace_with_steps(name: &str, steps: &str) -> PathBuf {
+    let reference =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/data/gavel-ref/seed0-rate5-36x3.trace");
+    let text = std::fs::read_to_string(reference).unwrap();
+    let mut fields: Vec<&str> = text.lines().next().unwrap().split('\t').collect();
+    fields[5] = steps;
+    scratch(name, format!("{}\n", fields.join("\t")))
+}
+
+#[test]
+fn simulate_refuses_what_it_cannot_run_by_flag() {
+    // A job of 10^15 steps ran for days (10^9 steps took a second): refused by line and field.
+    let huge = trace_with_steps("huge-steps.trace", "1000000000000000");
+    for policy in ["fifo", "sts"] {
+        refused(
+            &["simulate", "--trace", s(&huge), "--policy", policy],
+            &[
+                "trace job 0 (line 1): field 6 (total steps) 1000000000000000",
+                "alone on its fastest gpu type (v100",
+                "more than the limit of 1e8 s",
+            ],
+        );
+    }
+    // 10^8 steps of ResNet-18 (4.2e6 s alone) run as before.
+    let long = trace_with_steps("long-steps.trace", "100000000");
+    let r = run(&[
+        "simulate",
+        "--trace",
+        s(&long),
+        "--policy",
+        "fifo",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Arrivals past a trace's 1e12 s limit lost the clock's precision and gave impossible
+    // metrics with exit 0.
+    for rate in ["1e-15", "1e-9"] {
+        refused(
+            &["simulate", "--jobs", "20", "--rate", rate, "--json"],
+            &[
+                "--rate must be high enough",
+                "at most 1e12 seconds",
+                "would arrive at",
+            ],
+        );
+    }
+    let r = run(&[
+        "simulate", "--jobs", "20", "--rate", "1e-6", "--policy", "fifo", "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    refused(
+        &["simulate", "--jobs", "20", "--rate", "0"],
+        &["--rate must be > 0"],
+    );
+    // GPU counts past the round problem's limit: exit 1 naming an instance path, or "not a
+    // non-negative integer" past 2^32.
+    for count in ["1000001", "4294967296", "1000000000000", "-1", "x"] {
+        let cluster = format!("v100={count}");
+        refused(
+            &["simulate", "--jobs", "5", "--cluster", &cluster],
+            &[
+                "--cluster",
+                "count of v100 must be an integer in [0, 1000000]",
+            ],
+        );
+    }
+    // No policy ran nothing and exited 0; an unknown one failed after the others had run.
+    for policy in ["", " , ", "fifo,typo", "sts,all"] {
+        refused(
+            &["simulate", "--jobs", "5", "--policy", policy],
+            &["--policy must name policies among sts, gavel-mmf"],
+        );
+    }
+    // An LP method this build lacks is a usage error (it was exit 1 at the first LP).
+    let r = run(&[
+        "simulate",
+        "--jobs",
+        "5",
+        "--lp",
+        "clarabel",
+        "--policy",
+        "gavel-mmf",
+    ]);
+    if r.code != 0 {
+        refused(
+            &[
+                "simulate",
+                "--jobs",
+                "5",
+                "--lp",
+                "clarabel",
+                "--policy",
+                "gavel-mmf",
+            ],
+            &["--lp clarabel needs the `clarabel` feature of stsfair-sim"],
+        );
+    }
+}
+
 // ---- determinism
 
 /// `solve --json` output split into everything before `"stats"` (compared byte for byte) and the

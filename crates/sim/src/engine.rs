@@ -5,6 +5,8 @@
 //! simulated times as in Gavel's simulator. Per round it costs O(P + A), P placements and A
 //! active jobs, plus whatever the policy spends in [`Scheduler::plan`].
 
+use stsfair::instance::MAX_COUNT;
+
 use super::{Cluster, JobOutcome, SimConfig, SimError, SimJob, SimResult, ThroughputTable};
 
 /// What a policy sees when it decides.
@@ -58,6 +60,16 @@ impl SimState<'_> {
 /// plans the same round again); 1,000 of them is far more than any rotation of time-shared
 /// jobs needs to reach one that can step.
 pub const NO_PROGRESS_ROUNDS: u64 = 1_000;
+
+/// The longest a job may take alone on its fastest GPU type of the cluster, in seconds (about
+/// 3.2 years); [`Simulation::new`] refuses a job that would take longer
+/// ([`SimError::TooLong`]). The run advances a job round by round, so its wall time grows with
+/// the job's length: a trace line of 10^15 steps would have run for days (10^9 steps of
+/// ResNet-18, 4.2e7 s alone, took sts 2.9 s). At the default 360 s rounds the limit is 278,000
+/// rounds of one job alone. Gavel's generator draws at most 6e5 s (10^4 minutes) on the
+/// reference GPU type, and no job type of the bundled throughputs is more than 15 times slower
+/// on one type than on another, so no generated workload comes within 10 times of it.
+pub const MAX_ALONE_SECONDS: f64 = 1e8;
 
 /// One group of a round: jobs sharing the same GPUs of one type (named apart from the core's
 /// [`stsfair::Placement`], which places a round's slots onto every GPU of the cluster).
@@ -204,17 +216,45 @@ impl<'a> Simulation<'a> {
                 got: format!("{}-{} of {} jobs", window.0, window.1, jobs.len()),
             });
         }
+        // `Cluster::parse` refuses larger counts; a cluster built by hand is checked here, since
+        // the run keeps a slot per GPU (a count of 2^32 - 1 would be 32 GB).
+        if let Some(t) = cluster
+            .types
+            .iter()
+            .find(|t| u64::from(t.count) > MAX_COUNT)
+        {
+            return Err(SimError::Cluster {
+                text: format!("{}={}", t.name, t.count),
+                rule: format!("count of {} must be an integer in [0, {MAX_COUNT}]", t.name),
+            });
+        }
         for (i, j) in jobs.iter().enumerate() {
-            let runnable = cluster
+            let fastest = cluster
                 .types
                 .iter()
-                .any(|t| t.count >= j.scale_factor && table.solo(t.worker, j.job_type) > 0.0);
-            if !runnable {
+                .filter(|t| t.count >= j.scale_factor)
+                .map(|t| (t, table.solo(t.worker, j.job_type)))
+                .filter(|(_, solo)| *solo > 0.0)
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            let Some((gpu, solo)) = fastest else {
                 let model = table.job_types()[j.job_type].model();
                 return Err(SimError::Unrunnable {
                     index: i,
                     model,
                     scale_factor: j.scale_factor,
+                });
+            };
+            let alone = j.total_steps / solo;
+            // A throughput so small that the time overflows to infinity is refused too, and so
+            // is a NaN of steps a caller wrote into a `SimJob` by hand.
+            if alone.is_nan() || alone > MAX_ALONE_SECONDS {
+                return Err(SimError::TooLong {
+                    index: i,
+                    line: i + 1,
+                    total_steps: j.total_steps,
+                    seconds: alone,
+                    gpu: gpu.name.clone(),
+                    throughput: solo,
                 });
             }
         }

@@ -30,6 +30,8 @@
 
 use std::time::Instant;
 
+use stsfair::instance::MAX_COUNT;
+
 pub mod engine;
 pub mod gavel;
 pub mod metrics;
@@ -39,7 +41,8 @@ pub mod trace;
 pub mod workload;
 
 pub use engine::{
-    GpuGroup, NO_PROGRESS_ROUNDS, Progress, RoundReport, Run, Scheduler, SimState, Simulation,
+    GpuGroup, MAX_ALONE_SECONDS, NO_PROGRESS_ROUNDS, Progress, RoundReport, Run, Scheduler,
+    SimState, Simulation,
 };
 pub use metrics::{Metrics, WindowJob};
 pub use throughputs::ThroughputTable;
@@ -83,6 +86,30 @@ pub enum SimError {
         model: String,
         /// Its scale factor.
         scale_factor: u32,
+    },
+    /// A job would take longer than [`MAX_ALONE_SECONDS`] alone on its fastest GPU type of the
+    /// cluster: its steps are too many (or its throughputs too small) to simulate round by
+    /// round in a bounded time.
+    #[error(
+        "trace job {index} (line {line}): field 6 (total steps) {total_steps} would take \
+         {seconds:.3e} s alone on its fastest gpu type ({gpu}, {} steps/s), more than the \
+         limit of {limit:e} s (3.2 years) of the simulation",
+        brief(*.throughput),
+        limit = MAX_ALONE_SECONDS
+    )]
+    TooLong {
+        /// 0-based job index.
+        index: usize,
+        /// 1-based line of the trace (the index plus one when the trace has no empty lines).
+        line: usize,
+        /// Its steps.
+        total_steps: f64,
+        /// Seconds it would take alone on `gpu`.
+        seconds: f64,
+        /// Its fastest GPU type of the cluster.
+        gpu: String,
+        /// Its solo throughput there, steps/s.
+        throughput: f64,
     },
     /// A setting is out of range.
     #[error("{setting} {rule} (got {got})")]
@@ -159,6 +186,25 @@ pub enum SimError {
     },
 }
 
+/// A number for a message: as written when that is short (`0.5`), to two decimals from 1 to
+/// 10^6 (`24.09`), in exponent form otherwise (`1e-15`, not 17 characters of zeros;
+/// `1.235e-30`).
+pub(crate) fn brief(x: f64) -> String {
+    let plain = x.to_string();
+    if plain.len() <= 10 {
+        return plain;
+    }
+    if (1.0..1e6).contains(&x.abs()) {
+        return format!("{x:.2}");
+    }
+    let exponent = format!("{x:e}");
+    if exponent.len() <= 10 {
+        exponent
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
 impl SimError {
     /// Whether the error is in what the caller gave (the cluster, the jobs, a setting, a policy
     /// name) rather than in a run: a command-line tool exits with its usage code for these
@@ -168,6 +214,7 @@ impl SimError {
             SimError::Cluster { .. }
             | SimError::UnknownJobType { .. }
             | SimError::Unrunnable { .. }
+            | SimError::TooLong { .. }
             | SimError::Setting { .. }
             | SimError::Fairness { .. }
             | SimError::UnknownPolicy { .. } => true,
@@ -217,11 +264,20 @@ impl Cluster {
                     table.workers().join(", ")
                 ))
             })?;
-            let count: u32 = count.trim().parse().map_err(|_| {
-                err(format!(
-                    "count of {name} must be a non-negative integer (got {count:?})"
-                ))
-            })?;
+            // The round problem's limit (`stsfair::instance::MAX_COUNT`) for every policy: the
+            // engine keeps a slot per GPU; past it sts failed at the first arrival (exit 1,
+            // naming the instance's `gpu_types[0].count`), and a count past 2^32 was called
+            // "not a non-negative integer", which it was.
+            let count = count.trim();
+            let count = count
+                .parse::<u32>()
+                .ok()
+                .filter(|&c| u64::from(c) <= MAX_COUNT)
+                .ok_or_else(|| {
+                    err(format!(
+                        "count of {name} must be an integer in [0, {MAX_COUNT}] (got {count:?})"
+                    ))
+                })?;
             if types.iter().any(|t| t.name == name) {
                 return Err(err(format!("gpu type {name} is listed twice")));
             }

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 
-use super::trace::TraceJob;
+use super::trace::{MAX_ARRIVAL, TraceJob};
 use super::{SimError, ThroughputTable};
 
 /// Parameters of a synthetic workload.
@@ -106,6 +106,20 @@ pub fn generate(spec: &WorkloadSpec, table: &ThroughputTable) -> Result<Vec<Trac
     for i in 0..spec.jobs {
         if i > 0 {
             arrival += gap.sample(&mut rng);
+        }
+        // A trace's limit (`trace::MAX_ARRIVAL`) holds for generated arrivals too: at 1e-15
+        // jobs/h they reached 1e18 s, where an f64 clock loses whole rounds, and the run ended
+        // with exit 0 and metrics below their own bounds.
+        if arrival > MAX_ARRIVAL {
+            return Err(SimError::Setting {
+                setting: "rate",
+                rule: "must be high enough that every arrival is at most 1e12 seconds \
+                       (31,700 years, the limit of a trace's arrival times)",
+                got: format!(
+                    "{} jobs per hour: job {i} would arrive at {arrival:.3e} s",
+                    super::brief(spec.rate)
+                ),
+            });
         }
         let mut sf = if spec.multi_gpu {
             scale_factor(&mut rng)

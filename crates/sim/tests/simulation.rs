@@ -4,7 +4,10 @@
 use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::trace::{self, TraceError};
 use stsfair_sim::workload::{self, WorkloadSpec};
-use stsfair_sim::{Cluster, Metrics, SimConfig, SimResult, ThroughputTable};
+use stsfair_sim::{
+    Cluster, MAX_ALONE_SECONDS, Metrics, SimConfig, SimError, SimResult, Simulation,
+    ThroughputTable,
+};
 
 /// Gavel's trace, vendored with its provenance in `data/gavel-ref/`.
 const GAVEL_TRACE: &str = concat!(
@@ -194,6 +197,28 @@ fn cluster_and_window_parse() {
     );
     assert!(Cluster::parse("v100", &table).is_err());
     assert!(Cluster::parse("v100=0", &table).is_err());
+    // The round problem's limit, for every policy, said as a limit (past 2^32 it was "must be
+    // a non-negative integer"; past 10^6 sts failed at its first arrival).
+    assert_eq!(
+        Cluster::parse("v100=1000000", &table).unwrap().counts(),
+        vec![1_000_000]
+    );
+    for count in ["1000001", "4294967296", "1000000000000", "-1", "2.5"] {
+        let err = Cluster::parse(&format!("v100={count}"), &table).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "cluster \"v100={count}\": count of v100 must be an integer in [0, 1000000] \
+                 (got \"{count}\")"
+            )
+        );
+    }
+    // A cluster built by hand past the limit is refused before the run too.
+    let mut big = Cluster::parse("v100=1", &table).unwrap();
+    big.types[0].count = u32::MAX;
+    let jobs = stsfair_sim::jobs_from_trace(&trace::parse_trace(GOOD).unwrap(), &table).unwrap();
+    let err = Simulation::new(&table, &big, &jobs, &SimConfig::default()).unwrap_err();
+    assert!(matches!(err, SimError::Cluster { .. }), "{err}");
     assert_eq!(stsfair_sim::parse_window("0-399").unwrap(), (0, 399));
     assert!(stsfair_sim::parse_window("9-3").is_err());
 }
@@ -217,6 +242,92 @@ fn generated_workloads_are_deterministic_and_shaped_like_gavel() {
             "{seconds}"
         );
     }
+}
+
+/// A job longer alone than `MAX_ALONE_SECONDS` is refused before the run (a trace line of
+/// 10^15 steps ran for days), naming its line and field; one just below is accepted.
+#[test]
+fn jobs_too_long_to_simulate_are_refused_by_line() {
+    let table = table();
+    let cluster = Cluster::parse("v100=2,k80=2", &table).unwrap();
+    let mut jobs =
+        stsfair_sim::jobs_from_trace(&trace::parse_trace(GOOD).unwrap(), &table).unwrap();
+    let v100 = table.worker("v100").unwrap();
+    let solo = table.solo(v100, jobs[1].job_type);
+    let config = SimConfig::default();
+    jobs[1].total_steps = (MAX_ALONE_SECONDS * solo * 0.999).floor();
+    assert!(Simulation::new(&table, &cluster, &jobs, &config).is_ok());
+    jobs[1].total_steps = (MAX_ALONE_SECONDS * solo * 1.001).ceil();
+    let err = Simulation::new(&table, &cluster, &jobs, &config).unwrap_err();
+    assert!(err.is_input());
+    let text = err.to_string();
+    assert!(
+        text.starts_with("trace job 1 (line 2): field 6 (total steps) "),
+        "{text}"
+    );
+    assert!(
+        text.contains("alone on its fastest gpu type (v100, "),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("more than the limit of 1e8 s (3.2 years) of the simulation"),
+        "{text}"
+    );
+    // A throughput so small that the time overflows is refused, not let through as NaN.
+    jobs[1].total_steps = 1e300;
+    assert!(matches!(
+        Simulation::new(&table, &cluster, &jobs, &config),
+        Err(SimError::TooLong { .. })
+    ));
+}
+
+/// Generated jobs last at most 10^4 minutes on the reference type (`workload`), and no job type
+/// of the bundled throughputs is more than 15 times slower on one type than on another: no
+/// generated workload, on any cluster, comes within 10 times of `MAX_ALONE_SECONDS`.
+#[test]
+fn generated_workloads_stay_far_below_the_length_limit() {
+    let table = table();
+    let mut worst: f64 = 1.0;
+    for j in 0..table.job_types().len() {
+        let solos: Vec<f64> = (0..table.workers().len())
+            .map(|w| table.solo(w, j))
+            .filter(|&s| s > 0.0)
+            .collect();
+        for a in &solos {
+            for b in &solos {
+                worst = worst.max(a / b);
+            }
+        }
+    }
+    assert!(worst < 15.0, "{worst}");
+    assert!(60.0 * 1e4 * worst < MAX_ALONE_SECONDS / 10.0);
+}
+
+/// Generated arrivals are held to a trace's limit (1e12 s): at 1e-15 jobs/h they reached 1e18 s
+/// and the run's metrics broke their own bounds.
+#[test]
+fn generated_arrivals_past_the_trace_limit_refuse_the_rate() {
+    let table = table();
+    let spec = |rate: f64| WorkloadSpec {
+        jobs: 20,
+        rate,
+        seed: 0,
+        multi_gpu: false,
+        reference: "v100".into(),
+    };
+    let err = workload::generate(&spec(1e-15), &table).unwrap_err();
+    assert!(err.is_input());
+    let text = err.to_string();
+    assert!(
+        text.starts_with("rate must be high enough that every arrival is at most 1e12 seconds"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(got 1e-15 jobs per hour: job 1 would arrive at "),
+        "{text}"
+    );
+    let jobs = workload::generate(&spec(1e-6), &table).unwrap();
+    assert!(jobs.iter().all(|j| j.arrival <= trace::MAX_ARRIVAL));
 }
 
 /// Every window job finishes, no job beats its best solo speed, and the metrics are in range.

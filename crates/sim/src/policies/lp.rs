@@ -51,6 +51,28 @@ pub enum Method {
     Clarabel,
 }
 
+impl Method {
+    /// Whether this build can solve with the method: HiGHS's need the `highs` feature and
+    /// Clarabel's the `clarabel` one (without them a run failed at its first LP, after the
+    /// policies before it had run).
+    pub fn is_available(self) -> bool {
+        match self {
+            Method::InteriorPoint => true,
+            Method::HighsInteriorPoint | Method::HighsSimplex => cfg!(feature = "highs"),
+            Method::Clarabel => cfg!(feature = "clarabel"),
+        }
+    }
+
+    /// The cargo feature of `stsfair-sim` the method needs, if any.
+    pub fn feature(self) -> Option<&'static str> {
+        match self {
+            Method::InteriorPoint => None,
+            Method::HighsInteriorPoint | Method::HighsSimplex => Some("highs"),
+            Method::Clarabel => Some("clarabel"),
+        }
+    }
+}
+
 /// One entry of the LP: the job it holds, or the pair of jobs sharing GPUs (indices into the job
 /// list), its scale factor, and per type the utility coefficient of each of its jobs.
 #[derive(Debug, Clone, PartialEq)]
@@ -352,6 +374,20 @@ mod tests {
             }
         }
         entries
+    }
+
+    /// The CLI refuses a method this build lacks before any run (`--lp clarabel` was exit 1 at
+    /// the first LP).
+    #[test]
+    fn methods_say_whether_this_build_has_them() {
+        assert!(Method::InteriorPoint.is_available());
+        assert_eq!(Method::InteriorPoint.feature(), None);
+        for m in [Method::HighsInteriorPoint, Method::HighsSimplex] {
+            assert_eq!(m.is_available(), cfg!(feature = "highs"));
+            assert_eq!(m.feature(), Some("highs"));
+        }
+        assert_eq!(Method::Clarabel.is_available(), cfg!(feature = "clarabel"));
+        assert_eq!(Method::Clarabel.feature(), Some("clarabel"));
     }
 
     /// Every LP method on the same LPs, with and without pairs: the same optimal value t as
