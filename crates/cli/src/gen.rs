@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use stsfair::Fairness;
-use stsfair_costs::generate::{self, GenConfig, GpuSpec, MultiMix};
+use stsfair::{Fairness, InstanceError};
+use stsfair_costs::generate::{self, GenConfig, GenError, GpuSpec, MAX_TYPES, MultiMix};
 use stsfair_costs::slots::SlotRule;
 use stsfair_costs::{PredictorConfig, predictor};
 
@@ -103,16 +103,33 @@ pub struct GenArgs {
 }
 
 pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
-    // Checked before the names are made (a mistyped --types would allocate them all).
-    if args.gpu_types.is_empty()
-        && args.gavel.is_none()
-        && args.types > stsfair_costs::generate::MAX_TYPES
-    {
+    // Checked before the names are made (a mistyped --types would allocate them all), and here
+    // rather than by the generator, whose message names its `gpus` list and no flag.
+    if args.gpu_types.is_empty() && args.gavel.is_none() && !(1..=MAX_TYPES).contains(&args.types) {
         return Err(Failure::input(format!(
-            "--types must be at most 64 (got {})",
+            "--types must be between 1 and {MAX_TYPES} (got {})",
             args.types
         )));
     }
+    if args.gpu_types.len() > MAX_TYPES {
+        return Err(Failure::input(format!(
+            "--gpu-types must list at most {MAX_TYPES} gpu types (got {})",
+            args.gpu_types.len()
+        )));
+    }
+    let fairness = Fairness {
+        lambda: args.lambda,
+        max_debt: args.max_debt,
+        credit: args.credit,
+    };
+    // The generator's own check printed the struct's Debug text and no flag.
+    fairness.check().map_err(|e| match e {
+        InstanceError::Rule { path, rule, got } => Failure::input(format!(
+            "--{} {rule} (got {got})",
+            path.trim_start_matches("fairness.").replace('_', "-")
+        )),
+        e => Failure::input(e),
+    })?;
     let names: Vec<String> = match (&args.gavel, args.gpu_types.is_empty()) {
         (_, false) => args.gpu_types.clone(),
         (Some(_), true) => ["v100", "p100", "k80"].map(String::from).to_vec(),
@@ -158,11 +175,7 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
     config.jobs = args.jobs;
     config.gpus = gpus;
     config.seed = args.seed;
-    config.fairness = Fairness {
-        lambda: args.lambda,
-        max_debt: args.max_debt,
-        credit: args.credit,
-    };
+    config.fairness = fairness;
     config.forced = args.forced;
     config.deficit_max = args.deficit_max;
     config.weights = args.weights.clone();
@@ -188,7 +201,7 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
         }
         None => generate::synthetic(&config),
     }
-    .map_err(Failure::input)?;
+    .map_err(|e| gen_error(e, &args))?;
     let mut text = instance.to_json();
     text.push('\n');
     match &args.out {
@@ -209,6 +222,31 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
         None => out!("{text}"),
     }
     Ok(0)
+}
+
+/// A generator's error in the terms of the flags: its parameters are the [`GenConfig`] fields
+/// the flags of the same names set (`deficit_max` is `--deficit-max`), and a slot time it cannot
+/// represent comes from `--units` and `--ladder` together.
+fn gen_error(e: GenError, args: &GenArgs) -> Failure {
+    match e {
+        GenError::Parameter { name, rule, got } => {
+            Failure::input(format!("--{} {rule} (got {got})", name.replace('_', "-")))
+        }
+        GenError::SlotTime { .. } => {
+            let ladder: Vec<String> = args.ladder.iter().map(u32::to_string).collect();
+            Failure::input(format!(
+                "--units {} with --ladder {} cannot be represented: {e}; give fewer --units or \
+                 larger slots in --ladder{}",
+                args.units,
+                ladder.join(","),
+                match args.slot_rule {
+                    RuleArg::Composition => " (or --slot-rule power-law)",
+                    RuleArg::PowerLaw => "",
+                }
+            ))
+        }
+        e => Failure::input(e),
+    }
 }
 
 /// The default instance name: `<prefix>-<shape>-<jobs>-s<seed>`. Until the thirty-seventh

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use stsfair_costs::{
-    CostInputs, FeatureSet, HoldoutReport, Learner, PredictorConfig, Split, SplitConfig, predictor,
+    CostError, CostInputs, FeatureSet, HoldoutReport, Learner, PredictorConfig, Split, SplitConfig,
+    predictor,
 };
 
 use crate::Failure;
@@ -100,8 +101,8 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
         )),
         None => None,
     };
-    let report =
-        predictor::evaluate_split(data.inputs(), &split, &config).map_err(Failure::input)?;
+    let report = predictor::evaluate_split(data.inputs(), &split, &config)
+        .map_err(|e| evaluation_error(e, &args))?;
     if let Some((path, file)) = predictions {
         write_predictions(path, file, data.inputs(), &split, &config, &report)?;
     }
@@ -131,6 +132,25 @@ pub fn predict_eval(args: PredictEvalArgs) -> Result<u8, Failure> {
         outln!("method: {}", report.method);
     }
     Ok(0)
+}
+
+/// An evaluation's error in the terms of the flags: the predictor's parameters are named by
+/// their flags, and a training set too small to learn from by the `--holdout` that left it so
+/// (it said "the table has 0" of a table the user never gave).
+fn evaluation_error(e: CostError, args: &PredictEvalArgs) -> Failure {
+    match e {
+        CostError::Parameter {
+            name: name @ ("holdout" | "trees" | "features_per_split"),
+            rule,
+            got,
+        } => Failure::input(format!("--{} {rule} (got {got})", name.replace('_', "-"))),
+        CostError::TooFewSamples { needed, got } => Failure::input(format!(
+            "--holdout {} (--split {}) leaves {got} measured co-located throughputs to train on, \
+             and the predictor needs at least {needed}: hold out less",
+            args.holdout, args.split
+        )),
+        e => Failure::input(e),
+    }
 }
 
 /// `--predictions FILE`: the report's scored predictions as JSON lines, each with whether its

@@ -310,12 +310,12 @@ fn unknown_gavel_type_and_bad_parameters_are_errors() {
     let err = generate::synthetic(&configured(3, gpus(&refs, 1, 4, &[1, 2, 4]))).unwrap_err();
     assert!(err.to_string().contains("at most 64 gpu types"), "{err}");
     assert!(generate::synthetic(&configured(3, gpus(&refs[..64], 1, 4, &[1, 2, 4]))).is_ok());
-    for types in ["65", "1000000000000"] {
+    for types in ["0", "65", "1000000000000"] {
         let out = stsfair(&["gen", "--types", types]);
         assert_eq!(out.status.code(), Some(2));
         assert!(out.stdout.is_empty());
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("--types must be at most 64"), "{err}");
+        assert!(err.contains("--types must be between 1 and 64"), "{err}");
     }
 }
 

@@ -149,6 +149,26 @@ pub enum GenError {
         /// The chosen GPU types, comma-separated.
         gpus: String,
     },
+    /// A slot's derived time per step is not a number the format accepts (finite, > 0, with a
+    /// finite reciprocal): the job type's throughput there underflows. With the composition
+    /// rule a 1-unit slot of a 1,024-unit GPU has 1,023 co-runners, each slowing the job.
+    #[error(
+        "the time per step of job type {job_type} in a {slot}-unit slot of {gpu} ({units} units \
+         a GPU) is {time} s, not a finite number > 0 with a finite reciprocal: its derived \
+         throughput underflows"
+    )]
+    SlotTime {
+        /// The job type.
+        job_type: String,
+        /// The GPU type.
+        gpu: String,
+        /// The slot, in units.
+        slot: u32,
+        /// Units of a GPU of that type.
+        units: u32,
+        /// The time derived.
+        time: f64,
+    },
     /// The generated document breaks a rule of the format (a bad ladder, a count too large).
     #[error(transparent)]
     Instance(#[from] InstanceError),
@@ -305,6 +325,23 @@ pub fn from_measurements(
             .deficit(deficit);
         let times = times_of(config.slot_rule, model, j, &config.gpus, &gpu_index);
         for (gpu, slot, sec_per_iter) in times {
+            // Refused here, by GPU type and slot, rather than by the instance's check, which
+            // named a `jobs[6].times[4].sec_per_iter` of a document the caller never wrote.
+            if !(sec_per_iter.is_finite() && sec_per_iter > 0.0 && (1.0 / sec_per_iter).is_finite())
+            {
+                let units = config
+                    .gpus
+                    .iter()
+                    .find(|g| g.name == gpu)
+                    .map_or(0, |g| g.units);
+                return Err(GenError::SlotTime {
+                    job_type: jt.to_string(),
+                    gpu,
+                    slot,
+                    units,
+                    time: sec_per_iter,
+                });
+            }
             job = job.time(gpu, u64::from(slot), sec_per_iter);
         }
         builder = builder.job(job);
