@@ -225,8 +225,9 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
 }
 
 /// A generator's error in the terms of the flags: its parameters are the [`GenConfig`] fields
-/// the flags of the same names set (`deficit_max` is `--deficit-max`), and a slot time it cannot
-/// represent comes from `--units` and `--ladder` together.
+/// the flags of the same names set (`deficit_max` is `--deficit-max`), a slot time it cannot
+/// represent comes from `--units` and `--ladder` together, and a GPU type the format refuses
+/// from `--gpu-types`, `--count`, `--units` or `--ladder`.
 fn gen_error(e: GenError, args: &GenArgs) -> Failure {
     match e {
         GenError::Parameter { name, rule, got } => {
@@ -244,6 +245,21 @@ fn gen_error(e: GenError, args: &GenArgs) -> Failure {
                     RuleArg::PowerLaw => "",
                 }
             ))
+        }
+        // The GPU types of the generated document come from flags: name the flag beside the
+        // path (`gpu_types[0].units` is `--units`, `slot_sizes` `--ladder`).
+        GenError::Instance(InstanceError::Rule { ref path, .. })
+            if path.starts_with("gpu_types[") =>
+        {
+            let field = path.split_once("].").map_or("", |(_, field)| field);
+            let flag = match field.split('[').next() {
+                Some("name") => "--gpu-types",
+                Some("count") => "--count",
+                Some("units") => "--units",
+                Some("slot_sizes") => "--ladder",
+                _ => return Failure::input(e),
+            };
+            Failure::input(format!("{flag}: {e}"))
         }
         e => Failure::input(e),
     }

@@ -1125,6 +1125,23 @@ fn gen_and_predict_eval_name_the_flag() {
         &["gen", "--gpu-types", &names.join(",")],
         &["--gpu-types must list at most 64 gpu types (got 65)"],
     );
+    // The generated GPU types' rules, by flag as well as path.
+    refused(
+        &["gen", "--units", "2000"],
+        &["--units: gpu_types[0].units must be an integer in [1, 1024]"],
+    );
+    refused(
+        &["gen", "--ladder", "1,3"],
+        &["--ladder: gpu_types[0].slot_sizes[1] must divide units (4)"],
+    );
+    refused(
+        &["gen", "--gpu-types", "a,a"],
+        &["--gpu-types: gpu_types[1].name must be unique"],
+    );
+    refused(
+        &["gen", "--gpu-types", ""],
+        &["--gpu-types: gpu_types[0].name must not be empty"],
+    );
     // A slot time the composition rule underflows was refused as an instance path
     // (`jobs[0].times[4].sec_per_iter ... (got inf)`) of a document nobody wrote.
     refused(
