@@ -356,6 +356,26 @@ fn every_solve_gets_the_threads_it_asks_for() {
     }
 }
 
+/// More threads than `MAX_ILP_THREADS` are refused before HiGHS starts: HiGHS would make them
+/// all at its first solve and abort the process when it cannot (a reviewer's finding, forty-
+/// first session, through `stsfair solve --threads`).
+#[test]
+fn too_many_threads_are_refused_before_highs_starts() {
+    let instance = medium_instance();
+    for threads in [stsfair::solvers::MAX_ILP_THREADS + 1, usize::MAX] {
+        let err = exact_ilp()
+            .with_threads(threads)
+            .solve(&instance)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "threads = {threads} is more than the 256 the ILP allows"
+            )),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn highs_alone_refuses_a_second_thread_count_on_one_thread() {
     // What the fresh thread per solve works around: raw HiGHS, same OS thread, threads 1 then 2.

@@ -117,7 +117,8 @@ impl Ilp {
         self
     }
 
-    /// Sets the threads HiGHS may use (0 lets HiGHS choose).
+    /// Sets the threads HiGHS may use (0 lets HiGHS choose; at most [`MAX_THREADS`], or the solve
+    /// fails with [`SolveError::Backend`] before HiGHS starts).
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self
@@ -233,6 +234,13 @@ fn nodes(solved: &SolvedModel) -> Option<i64> {
     (status == highs_sys::STATUS_OK).then_some(count)
 }
 
+/// The most threads an [`Ilp`] gives HiGHS. HiGHS makes every worker thread, and a task queue
+/// of half a MiB for each, when its first solve starts, in C++ that cannot report a failure: a
+/// thousand threads ended in `std::system_error` and ten thousand or more in `std::bad_alloc`,
+/// both aborting the process. A MIP solve gains nothing from more threads than cores, and 256
+/// is more cores than the machines this runs on have (`stsfair --threads` has the same limit).
+pub const MAX_THREADS: usize = 256;
+
 impl Ilp {
     fn configure(&self, model: &mut Model) -> Result<(), SolveError> {
         set_option(model, "output_flag", false)?;
@@ -243,12 +251,15 @@ impl Ilp {
             "mip_feasibility_tolerance",
             MIP_FEASIBILITY_TOLERANCE,
         )?;
-        let threads = i32::try_from(self.threads).map_err(|_| {
-            backend(format!(
-                "threads = {} is more than HiGHS accepts",
+        if self.threads > MAX_THREADS {
+            return Err(backend(format!(
+                "threads = {} is more than the {MAX_THREADS} the ILP allows (HiGHS makes every \
+                 worker thread at its first solve and aborts the process when it cannot)",
                 self.threads
-            ))
-        })?;
+            )));
+        }
+        // At most MAX_THREADS: fits in HiGHS's int.
+        let threads = i32::try_from(self.threads).unwrap_or(i32::MAX);
         set_option(model, "threads", threads)?;
         if !self.presolve {
             set_option(model, "presolve", "off")?;

@@ -28,7 +28,7 @@ pub use brute::BruteForce;
 pub use dense::DenseDp;
 pub use dp::Dp;
 #[cfg(feature = "highs")]
-pub use ilp::{Ilp, build_model as build_ilp_model};
+pub use ilp::{Ilp, MAX_THREADS as MAX_ILP_THREADS, build_model as build_ilp_model};
 
 /// A count as an error quotes it: `u128::MAX` is a saturated count, written as what it means
 /// rather than as 39 digits.

@@ -22,6 +22,8 @@ pub struct ValidateArgs {
 /// `std::bad_alloc`, both aborting the process (exit 134). A MIP solve gains nothing from more
 /// threads than cores, and 256 is more cores than the machines this runs on have.
 pub const MAX_THREADS: usize = 256;
+#[cfg(feature = "highs")]
+const _: () = assert!(MAX_THREADS == stsfair::solvers::MAX_ILP_THREADS);
 
 /// The solver flags shared by `solve` and `rounds` (flattened into both).
 #[derive(Args)]
