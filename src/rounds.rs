@@ -596,8 +596,9 @@ impl RoundScheduler {
     }
 
     /// Adds a job (its deficit is the spec's, 0 by default). It takes part from the next
-    /// [`plan`](Self::plan) on. Errors: an id already active, or a description the instance
-    /// format rejects (unknown GPU type, slot not on the ladder, a time <= 0, ...).
+    /// [`plan`](Self::plan) on, even under the id of a job removed since the pending plan (it is
+    /// a new job, not part of that round). Errors: an id already active, or a description the
+    /// instance format rejects (unknown GPU type, slot not on the ladder, a time <= 0, ...).
     pub fn add_job(&mut self, spec: JobSpec) -> Result<(), RoundError> {
         let job = self.validate(spec, None)?;
         if self.position(job.id()).is_some() {
@@ -605,6 +606,14 @@ impl RoundScheduler {
                 job: job.id().to_string(),
             });
         }
+        // A job removed since the plan and added again under its id is a new job: not part of
+        // the planned round (its entry there was the old job's bound and run), and the old
+        // job's last option is not its own.
+        if let Some(p) = self.pending.as_mut() {
+            p.bounds.remove(job.id());
+            p.runs.remove(job.id());
+        }
+        self.last_runs.remove(job.id());
         self.deficits.push(job.deficit());
         self.jobs.push(job);
         self.prices = None;
@@ -967,7 +976,8 @@ impl RoundScheduler {
             self.running = Some(p.placement);
             self.last_runs = p.runs;
         }
-        self.round += 1;
+        // A snapshot's round is at most MAX_ROUND (checked by `restore`), far from overflowing.
+        self.round = self.round.saturating_add(1);
         Ok(out)
     }
 

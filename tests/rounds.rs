@@ -386,6 +386,35 @@ fn an_infinite_sigma_leaves_finite_deficits() {
     }
 }
 
+/// A job removed after `plan()` and added again under its id is a new job: not part of the
+/// planned round, so reporting it is refused and its deficit is not charged with the old job's
+/// round (a reviewer's finding, forty-first session: the new job inherited the old one's entry).
+#[test]
+fn a_job_added_again_under_a_removed_id_is_not_in_the_planned_round() {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 1, 4, &[4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, BruteForce::default());
+    let spec = |d: f64| JobSpec::new("a").time("v100", 4, 0.5).deficit(d);
+    s.add_job(spec(0.0)).unwrap();
+    s.add_job(JobSpec::new("b").time("v100", 4, 0.5)).unwrap();
+    s.plan().unwrap();
+    s.remove_job("a").unwrap();
+    s.add_job(spec(5.0)).unwrap();
+    let err = s.report(&[("a", 1.0)]).unwrap_err();
+    assert!(
+        matches!(err, stsfair::RoundError::NotInRound { .. }),
+        "{err}"
+    );
+    let services = s.report(&[]).unwrap();
+    assert_eq!(
+        services.iter().map(|x| x.job.as_str()).collect::<Vec<_>>(),
+        ["b"]
+    );
+    assert_eq!(s.deficit("a"), Some(5.0));
+}
+
 /// Workers of `now` on a GPU that held no worker of the same job in `before` (GPUs matched as
 /// multisets), for jobs that ran in `before`: the definition of `Placement::migrations`,
 /// recounted independently.

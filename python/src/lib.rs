@@ -7,7 +7,6 @@
 //! exactly the document `stsfair solve --json` prints. Every solve runs with the GIL released.
 //! Nothing here unwraps user data: every failure is a Python exception.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -127,26 +126,20 @@ impl Document {
     }
 }
 
-/// The file's text, at most `MAX_FILE_BYTES` (the core's limit: a wrong path cannot exhaust
-/// memory). I/O errors become `OSError`s; text that is too long or not UTF-8 is an invalid
-/// instance, with the message the core gives.
-fn read_file(py: Python<'_>, file: &PathBuf) -> PyResult<String> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| os_error(py, file, e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(InstanceError::new_err(format!(
-            "cannot read {}: file is more than the limit of {MAX_FILE_BYTES} bytes",
-            file.display()
-        )));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        InstanceError::new_err(format!(
-            "cannot read {}: not UTF-8 text ({e})",
-            file.display()
-        ))
-    })
+/// The file's text, at most `MAX_FILE_BYTES` (the core's limit and reader,
+/// `instance::read_text_limited`: a wrong path, a pipe or a device cannot exhaust memory), read
+/// with the GIL released, as Python's own `open().read()` does: a FIFO whose writer is another
+/// thread of the same process would otherwise wait for ever, and Ctrl-C could not interrupt it.
+/// I/O errors become `OSError`s; text that is too long or not UTF-8 is an invalid instance, with
+/// the message the core gives.
+fn read_file(py: Python<'_>, file: &std::path::Path) -> PyResult<String> {
+    py.detach(|| stsfair::instance::read_text_limited(file, MAX_FILE_BYTES))
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => {
+                InstanceError::new_err(format!("cannot read {}: {e}", file.display()))
+            }
+            _ => os_error(py, file, e),
+        })
 }
 
 /// The `OSError` Python's `open` would raise: `OSError(errno, strerror, filename)`, which Python
@@ -343,7 +336,11 @@ fn round_error(e: RoundError) -> PyErr {
         | RoundError::NotInRound { .. }
         | RoundError::NoPlan
         | RoundError::InvalidSetting { .. } => SchedulerError::new_err(message),
-        RoundError::Solve(_) | RoundError::SolverDefect { .. } => SolveError::new_err(message),
+        // A placement error of the scheduler's own requests is the cluster past what a
+        // placement can hold (`placement::MAX_GPUS`): a limit, as the solver's.
+        RoundError::Solve(_) | RoundError::SolverDefect { .. } | RoundError::Placement(_) => {
+            SolveError::new_err(message)
+        }
         _ => PyRuntimeError::new_err(message),
     }
 }
@@ -744,16 +741,45 @@ impl GavelTable {
         gpu_types: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let j = self.job(job)?;
+        // Each type is checked as an instance file's (`gpu_types[k]...`, by the core's builder:
+        // units in range, a divisibility ladder, unique names), so that the times returned are
+        // ones `add_job` accepts.
         let mut gpus = Vec::new();
-        for g in gpu_types.try_iter()? {
+        let mut check = Instance::builder();
+        for (k, g) in gpu_types.try_iter()?.enumerate() {
             let g = g?;
-            gpus.push(GpuSpec {
-                name: g.get_item("name")?.extract()?,
-                count: 0,
-                units: g.get_item("units")?.extract()?,
-                ladder: g.get_item("slot_sizes")?.extract()?,
-            });
+            let field = |key: &str| {
+                g.get_item(key).map_err(|_| {
+                    InstanceError::new_err(format!("gpu_types[{k}]: missing field `{key}`"))
+                })
+            };
+            let bad = |key: &str, e: PyErr| {
+                InstanceError::new_err(format!("gpu_types[{k}].{key}: {}", e.value(py)))
+            };
+            let name: String = field("name")?.extract().map_err(|e| bad("name", e))?;
+            let units: u64 = field("units")?.extract().map_err(|e| bad("units", e))?;
+            let ladder: Vec<u64> = field("slot_sizes")?
+                .extract()
+                .map_err(|e| bad("slot_sizes", e))?;
+            check = check.gpu_type(name.clone(), 1, units, &ladder);
+            gpus.push((name, units, ladder));
         }
+        check
+            .build()
+            .map_err(|e| InstanceError::new_err(e.to_string()))?;
+        // Checked above: units and sizes are at most MAX_UNITS (1024).
+        let gpus: Vec<GpuSpec> = gpus
+            .into_iter()
+            .map(|(name, units, ladder)| GpuSpec {
+                name,
+                count: 0,
+                units: u32::try_from(units).unwrap_or(u32::MAX),
+                ladder: ladder
+                    .iter()
+                    .map(|&s| u32::try_from(s).unwrap_or(u32::MAX))
+                    .collect(),
+            })
+            .collect();
         let times = generate::job_times(self.model()?, j, &gpus)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let out = PyList::empty(py);

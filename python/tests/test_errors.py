@@ -199,6 +199,29 @@ def test_unreadable_files_raise_os_errors(tmp_path):
             stsfair.solve(f)
 
 
+def test_a_fifo_written_by_another_thread_is_read(tmp_path):
+    """The file is read with the GIL released: a FIFO whose writer is a thread of the same
+    process waited for ever (forty-first session). Run in a subprocess with a timeout, so that a
+    regression fails instead of hanging the suite."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    fifo = tmp_path / "cluster.fifo"
+    os.mkfifo(fifo)
+    code = (
+        "import json, threading, time, stsfair\n"
+        f"doc = json.dumps({base()!r})\n"
+        "def write():\n"
+        "    time.sleep(0.5)\n"
+        f"    with open({str(fifo)!r}, 'w') as f: f.write(doc)\n"
+        "threading.Thread(target=write).start()\n"
+        f"print(stsfair.solve({str(fifo)!r})['status'])\n"
+    )
+    import subprocess
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() in ("optimal", "infeasible"), out.stdout
+
+
 def test_non_utf8_file_is_an_instance_error(tmp_path):
     f = tmp_path / "latin1.json"
     f.write_bytes(json.dumps(base()).replace("base", "b\u00e4se").encode("latin-1"))

@@ -67,5 +67,17 @@ def test_job_times_feed_the_scheduler():
     assert sum(1 for j in plan["jobs"] if j["gpu"]) >= 1
     with pytest.raises(ValueError, match="a100"):
         g.job_times("a3c", [{"name": "a100", "units": 4, "slot_sizes": [4]}])
-    with pytest.raises(KeyError):
+    with pytest.raises(stsfair.InstanceError, match=r"gpu_types\[0\]: missing field `name`"):
         g.job_times("a3c", [{"units": 4, "slot_sizes": [4]}])
+    # The types are checked as an instance file's (forty-first session: a slot of 3 on 4 units,
+    # repeated sizes, 2^31 units and a repeated type were returned as times `add_job` refused).
+    for bad, says in [
+        ([{"name": "v100", "units": 4, "slot_sizes": [3]}], r"gpu_types\[0\].slot_sizes"),
+        ([{"name": "v100", "units": 4, "slot_sizes": [1, 1]}], r"gpu_types\[0\].slot_sizes"),
+        ([{"name": "v100", "units": 2**31, "slot_sizes": [2**31]}], r"gpu_types\[0\].units"),
+        ([{"name": "v100", "units": 4, "slot_sizes": [4]}] * 2, r"gpu_types\[1\].name"),
+        ([{"name": "v100", "units": -1, "slot_sizes": [4]}], r"gpu_types\[0\].units"),
+        ([{"name": "v100", "units": 4, "slot_sizes": [1.0]}], r"gpu_types\[0\].slot_sizes"),
+    ]:
+        with pytest.raises(stsfair.InstanceError, match=says):
+            g.job_times("a3c", bad)

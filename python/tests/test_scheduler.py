@@ -227,6 +227,44 @@ def test_errors_are_exceptions_and_change_nothing():
         stsfair.RoundScheduler(CLUSTER, solver="greedy")
 
 
+def test_a_reviewers_findings_are_errors_by_name():
+    """Forty-first session, a review through the bindings: each case was a crash, a silent
+    wrong answer or an undocumented exception type."""
+    # A 5 KB snapshot of 64 types of a million GPUs aborted the interpreter on memory.
+    s = stsfair.RoundScheduler(CLUSTER)
+    s.report_planned(s.plan())
+    doc = json.loads(s.snapshot())
+    doc["gpu_types"] = [dict(doc["gpu_types"][0], name=f"g{k}", count=1000000) for k in range(64)]
+    doc["gpu_types"][0]["name"] = "v100"
+    doc["gpu_types"][1]["name"] = "k80"
+    doc["pending"] = None
+    with pytest.raises(stsfair.InstanceError, match="gpu_types must hold at most 4000000 gpus"):
+        stsfair.RoundScheduler.restore(json.dumps(doc))
+    # A cluster past the placement's limit plans a SolveError (a limit), not a RuntimeError.
+    big = {"format": "stsfair/1", "jobs": [], "gpu_types": [
+        {"name": f"g{k}", "count": 1000000, "units": 4, "slot_sizes": [4]} for k in range(5)]}
+    with pytest.raises(stsfair.SolveError, match="more than the 4000000 a placement can hold"):
+        stsfair.RoundScheduler(big).plan()
+    # A round counter at 2^64 - 1 wrapped to 0 at the next report.
+    doc = json.loads(s.snapshot())
+    doc["round"] = 2**64 - 1
+    with pytest.raises(stsfair.InstanceError, match="round must be at most"):
+        stsfair.RoundScheduler.restore(json.dumps(doc))
+    # A job removed after plan() and added again under its id is a new job: not part of the
+    # planned round (it was charged as the old job's idle round).
+    s = stsfair.RoundScheduler(CLUSTER)
+    s.add_job({"id": "a", "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": 0.3}]})
+    s.plan()
+    s.remove_job("a")
+    s.add_job({"id": "a", "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": 0.3}],
+               "deficit": 5.0})
+    with pytest.raises(stsfair.SchedulerError, match="not part of the planned round"):
+        s.report({"a": 1.0})
+    services = s.report({"seed": 1.0})
+    assert [x["job"] for x in services] == ["seed"]
+    assert s.deficits()["a"] == 5.0
+
+
 def test_empty_cluster_and_solver_choice():
     empty = dict(CLUSTER, jobs=[])
     s = stsfair.RoundScheduler(empty, solver="dp-dense")

@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{Pending, RoundBound, RoundError, RoundScheduler};
 use crate::instance::{Fairness, GpuType, Instance, InstanceError, JobSpec, json_message, num};
-use crate::placement::{PlacedGpu, PlacedSlot, Placement};
+use crate::placement::{MAX_GPUS, PlacedGpu, PlacedSlot, Placement};
 use crate::solvers::{Solver, WarmStart};
 
 /// The format tag of scheduler snapshots.
@@ -320,6 +320,10 @@ fn runs_from(
     Ok(out)
 }
 
+/// The largest round counter a snapshot may hold: 2^53, more rounds than any run makes (at one a
+/// minute, 17 billion years), so that counting on from it never overflows.
+pub const MAX_ROUND: u64 = 1 << 53;
+
 /// Checks that a placed slot of an active job holds one of its workers (index below its
 /// `workers`). Slots of jobs not among the active ones are kept: a job removed since the
 /// placement still has its slots there (the next placement counts its migrations from them).
@@ -596,6 +600,24 @@ impl RoundScheduler {
             .build()
             .map_err(|source| RoundError::InvalidSnapshot { source })?;
         let types = instance.gpu_types();
+        // Placements list every GPU: a cluster past the placement's limit is refused before
+        // the snapshot's placements are rebuilt (a 5 KB snapshot of 64 types of a million GPUs
+        // aborted on memory; such a scheduler could not plan anyway).
+        let gpus: u64 = types.iter().map(|t| u64::from(t.count())).sum();
+        if gpus > MAX_GPUS {
+            return Err(rule(
+                "gpu_types",
+                format!("must hold at most {MAX_GPUS} gpus in all (what a placement can hold)"),
+                format!("{gpus} gpus"),
+            ));
+        }
+        if s.round > MAX_ROUND {
+            return Err(rule(
+                "round",
+                format!("must be at most {MAX_ROUND} (2^53: more rounds than any run makes)"),
+                s.round,
+            ));
+        }
 
         let last_runs = runs_from(types, &s.last_runs, "last_runs")?;
         let running = match &s.running {
