@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Value, json};
@@ -81,6 +81,18 @@ fn priced(scheduler: stsfair::RoundScheduler, prices: &str) -> PyResult<stsfair:
             "prices must be \"off\" or \"lp\" (got {other:?})"
         ))),
     }
+}
+
+/// A Python value for a message: its type and a short repr.
+fn describe(v: &Bound<'_, PyAny>) -> String {
+    let kind = v
+        .get_type()
+        .name()
+        .map_or_else(|_| "object".to_string(), |n| n.to_string());
+    let text = v.repr().map_or_else(|_| String::new(), |r| r.to_string());
+    let short: String = text.chars().take(40).collect();
+    let cut = if short.len() < text.len() { "..." } else { "" };
+    format!("{kind} {short}{cut}")
 }
 
 /// A document given by the caller: its JSON text, and the file it came from (for messages).
@@ -532,7 +544,26 @@ impl Scheduler {
     ) -> PyResult<Bound<'py, PyList>> {
         let mut pairs: Vec<(String, f64)> = Vec::with_capacity(realized.len());
         for (k, v) in realized.iter() {
-            pairs.push((k.extract()?, v.extract()?));
+            // The errors name the entry: pyo3's own say only "must be real number, not str".
+            let id: String = k.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "realized: keys must be job ids (str) (got {})",
+                    describe(&k)
+                ))
+            })?;
+            // A bool is an int to Python, but no throughput: refused rather than read as 1.0.
+            let thr: f64 = if v.is_instance_of::<PyBool>() {
+                None
+            } else {
+                v.extract().ok()
+            }
+            .ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "realized[{id:?}]: the throughput must be a number (got {})",
+                    describe(&v)
+                ))
+            })?;
+            pairs.push((id, thr));
         }
         self.report_pairs(py, &pairs)
     }

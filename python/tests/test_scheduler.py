@@ -213,9 +213,11 @@ def test_errors_are_exceptions_and_change_nothing():
         s.report({"seed": float("nan")})
     with pytest.raises(stsfair.SchedulerError, match="not an active job"):
         s.report({"ghost": 1.0})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"realized\[\"seed\"\]: the throughput must be a number \(got str 'fast'\)"):
         s.report({"seed": "fast"})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"realized\[\"seed\"\]: the throughput must be a number \(got bool True\)"):
+        s.report({"seed": True})
+    with pytest.raises(TypeError, match=r"realized: keys must be job ids \(str\) \(got int 1\)"):
         s.report({1: 2.0})
     s.add_job({"id": "late", "times": []})
     with pytest.raises(stsfair.SchedulerError, match="not part of the planned round"):
