@@ -608,10 +608,20 @@ impl RoundScheduler {
         }
         // A job removed since the plan and added again under its id is a new job: not part of
         // the planned round (its entry there was the old job's bound and run), and the old
-        // job's last option is not its own.
+        // job's last option and GPUs are not its own (nor its workers: it may have fewer, and a
+        // snapshot's placed slots of an active job must be of its workers).
+        let forget = |placement: &mut Placement| {
+            for g in &mut placement.gpus {
+                g.slots.retain(|s| s.job != job.id());
+            }
+        };
         if let Some(p) = self.pending.as_mut() {
             p.bounds.remove(job.id());
             p.runs.remove(job.id());
+            forget(&mut p.placement);
+        }
+        if let Some(p) = self.running.as_mut() {
+            forget(p);
         }
         self.last_runs.remove(job.id());
         self.deficits.push(job.deficit());

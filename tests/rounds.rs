@@ -413,6 +413,22 @@ fn a_job_added_again_under_a_removed_id_is_not_in_the_planned_round() {
         ["b"]
     );
     assert_eq!(s.deficit("a"), Some(5.0));
+    // The old job's slots go too: a job of 2 workers removed and added again with 1, with a
+    // plan pending and a placement that ran, gives a snapshot that restores.
+    let cluster = Instance::builder()
+        .gpu_type("v100", 4, 4, &[4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, BruteForce::default());
+    s.add_job(JobSpec::new("a").workers(2).time("v100", 4, 0.5))
+        .unwrap();
+    let plan = s.plan().unwrap();
+    s.report_planned(&plan).unwrap();
+    s.plan().unwrap();
+    s.remove_job("a").unwrap();
+    s.add_job(JobSpec::new("a").time("v100", 4, 0.5)).unwrap();
+    let snapshot = SchedulerSnapshot::from_json(&s.snapshot().to_json()).unwrap();
+    RoundScheduler::restore(snapshot, BruteForce::default()).unwrap();
 }
 
 /// Workers of `now` on a GPU that held no worker of the same job in `before` (GPUs matched as
