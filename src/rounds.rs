@@ -31,7 +31,7 @@ use crate::solvers::{SolveError, Solver, WarmStart};
 
 mod relax;
 mod snapshot;
-pub use snapshot::{SNAPSHOT_FORMAT, SchedulerSnapshot};
+pub use snapshot::{MAX_ROUND, SNAPSHOT_FORMAT, SchedulerSnapshot};
 
 /// Why a scheduler call was refused. Nothing is changed when a call fails.
 #[derive(Debug, thiserror::Error)]
