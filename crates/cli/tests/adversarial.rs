@@ -1087,81 +1087,86 @@ fn simulate_refuses_what_it_cannot_run_by_flag() {
 
 #[test]
 fn gen_and_predict_eval_name_the_flag() {
-    // The fairness flags were reported as `got Fairness { lambda: 0.0, ... }`.
-    refused(
-        &["gen", "--lambda", "0"],
-        &["--lambda must be in (0, 1] (got 0)"],
-    );
-    refused(&["gen", "--lambda", "1.5"], &["--lambda must be in (0, 1]"]);
-    refused(
-        &["gen", "--max-debt", "nan"],
-        &["--max-debt must be finite and >= 0 (got NaN)"],
-    );
-    refused(
-        &["gen", "--credit", "inf"],
-        &["--credit must be finite and >= 0 (got inf)"],
-    );
-    // The generator's parameters by their flags.
-    refused(
-        &["gen", "--forced", "2"],
-        &["--forced must be in [0, 1] (got 2)"],
-    );
-    refused(&["gen", "--missing", "1"], &["--missing must be in [0, 1)"]);
-    refused(
-        &["gen", "--weights", "0"],
-        &["--weights must be finite and > 0"],
-    );
-    refused(
-        &["gen", "--jobs", "1000001"],
-        &["--jobs must be at most 1000000"],
-    );
-    // GPU types: "gpus must list at least one gpu type" / "at most 64".
-    refused(
-        &["gen", "--types", "0"],
-        &["--types must be between 1 and 64 (got 0)"],
-    );
+    let cases: &[(&[&str], &[&str])] = &[
+        // The fairness flags were reported as `got Fairness { lambda: 0.0, ... }`.
+        (
+            &["gen", "--lambda", "0"],
+            &["--lambda must be in (0, 1] (got 0)"],
+        ),
+        (&["gen", "--lambda", "1.5"], &["--lambda must be in (0, 1]"]),
+        (
+            &["gen", "--max-debt", "nan"],
+            &["--max-debt must be finite and >= 0 (got NaN)"],
+        ),
+        (
+            &["gen", "--credit", "inf"],
+            &["--credit must be finite and >= 0 (got inf)"],
+        ),
+        // The generator's parameters by their flags.
+        (
+            &["gen", "--forced", "2"],
+            &["--forced must be in [0, 1] (got 2)"],
+        ),
+        (&["gen", "--missing", "1"], &["--missing must be in [0, 1)"]),
+        (
+            &["gen", "--weights", "0"],
+            &["--weights must be finite and > 0"],
+        ),
+        (
+            &["gen", "--jobs", "1000001"],
+            &["--jobs must be at most 1000000"],
+        ),
+        // GPU types: "gpus must list at least one gpu type" / "at most 64".
+        (
+            &["gen", "--types", "0"],
+            &["--types must be between 1 and 64 (got 0)"],
+        ),
+        // The generated GPU types' rules, by flag as well as path.
+        (
+            &["gen", "--units", "2000"],
+            &["--units: gpu_types[0].units must be an integer in [1, 1024]"],
+        ),
+        (
+            &["gen", "--ladder", "1,3"],
+            &["--ladder: gpu_types[0].slot_sizes[1] must divide units (4)"],
+        ),
+        (
+            &["gen", "--gpu-types", "a,a"],
+            &["--gpu-types: gpu_types[1].name must be unique"],
+        ),
+        (
+            &["gen", "--gpu-types", ""],
+            &["--gpu-types: gpu_types[0].name must not be empty"],
+        ),
+        // A slot time the composition rule underflows was refused as an instance path
+        // (`jobs[0].times[4].sec_per_iter ... (got inf)`) of a document nobody wrote.
+        (
+            &["gen", "--gavel", "--units", "1024", "--ladder", "1,1024"],
+            &[
+                "--units 1024 with --ladder 1,1024 cannot be represented",
+                "1-unit slot of",
+                "--slot-rule power-law",
+            ],
+        ),
+        // A training set held out to nothing: "the table has 0".
+        (
+            &["predict-eval", "--split", "job", "--holdout", "0.99"],
+            &["--holdout 0.99 (--split job) leaves 0 measured co-located throughputs to train on"],
+        ),
+        (
+            &["predict-eval", "--holdout", "0"],
+            &["--holdout must be in (0, 1)"],
+        ),
+        (&["predict-eval", "--trees", "0"], &["--trees must be in"]),
+    ];
+    for (args, parts) in cases {
+        refused(args, parts);
+    }
     let names: Vec<String> = (0..65).map(|k| format!("g{k}")).collect();
     refused(
         &["gen", "--gpu-types", &names.join(",")],
         &["--gpu-types must list at most 64 gpu types (got 65)"],
     );
-    // The generated GPU types' rules, by flag as well as path.
-    refused(
-        &["gen", "--units", "2000"],
-        &["--units: gpu_types[0].units must be an integer in [1, 1024]"],
-    );
-    refused(
-        &["gen", "--ladder", "1,3"],
-        &["--ladder: gpu_types[0].slot_sizes[1] must divide units (4)"],
-    );
-    refused(
-        &["gen", "--gpu-types", "a,a"],
-        &["--gpu-types: gpu_types[1].name must be unique"],
-    );
-    refused(
-        &["gen", "--gpu-types", ""],
-        &["--gpu-types: gpu_types[0].name must not be empty"],
-    );
-    // A slot time the composition rule underflows was refused as an instance path
-    // (`jobs[0].times[4].sec_per_iter ... (got inf)`) of a document nobody wrote.
-    refused(
-        &["gen", "--gavel", "--units", "1024", "--ladder", "1,1024"],
-        &[
-            "--units 1024 with --ladder 1,1024 cannot be represented",
-            "1-unit slot of",
-            "--slot-rule power-law",
-        ],
-    );
-    // A training set held out to nothing: "the table has 0".
-    refused(
-        &["predict-eval", "--split", "job", "--holdout", "0.99"],
-        &["--holdout 0.99 (--split job) leaves 0 measured co-located throughputs to train on"],
-    );
-    refused(
-        &["predict-eval", "--holdout", "0"],
-        &["--holdout must be in (0, 1)"],
-    );
-    refused(&["predict-eval", "--trees", "0"], &["--trees must be in"]);
 }
 
 // ---- determinism
