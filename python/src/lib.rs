@@ -595,13 +595,20 @@ impl Scheduler {
     #[staticmethod]
     #[pyo3(signature = (snapshot, solver = "dp", prices = "off", second_stage = None))]
     fn restore(
-        snapshot: &str,
+        snapshot: &Bound<'_, PyAny>,
         solver: &str,
         prices: &str,
         second_stage: Option<f64>,
     ) -> PyResult<Scheduler> {
         let solver = self::solver(solver)?;
-        let snapshot = SchedulerSnapshot::from_json(snapshot).map_err(round_error)?;
+        // The text `snapshot()` returned, or the dict `json.loads` makes of it; anything else
+        // is no snapshot (`InstanceError`, as every invalid document).
+        let text: String = if snapshot.is_instance_of::<PyString>() {
+            snapshot.extract()?
+        } else {
+            to_text(snapshot)?
+        };
+        let snapshot = SchedulerSnapshot::from_json(&text).map_err(round_error)?;
         let inner = stsfair::RoundScheduler::restore(snapshot, solver).map_err(round_error)?;
         Ok(Scheduler {
             inner: staged(priced(inner, prices)?, second_stage)?,

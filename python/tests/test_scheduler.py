@@ -176,6 +176,13 @@ def test_bad_snapshots_are_refused_by_field():
         stsfair.RoundScheduler.restore(json.dumps(bad))
     with pytest.raises(ValueError, match="solver"):
         stsfair.RoundScheduler.restore(s.snapshot(), solver="nope")
+    # The dict `json.loads` makes of a snapshot restores as its text does; anything else is no
+    # snapshot (it raised TypeError before the forty-first session).
+    again = stsfair.RoundScheduler.restore(json.loads(s.snapshot()))
+    assert again.snapshot() == s.snapshot()
+    for bad in [None, 5, b"{}", ["x"]]:
+        with pytest.raises(stsfair.InstanceError):
+            stsfair.RoundScheduler.restore(bad)
 
 
 def test_errors_are_exceptions_and_change_nothing():
