@@ -324,38 +324,17 @@ fn runs_from(
 /// minute, 17 billion years), so that counting on from it never overflows.
 pub const MAX_ROUND: u64 = 1 << 53;
 
-/// Checks that a placed slot of an active job holds one of its workers (index below its
-/// `workers`). Slots of jobs not among the active ones are kept: a job removed since the
-/// placement still has its slots there (the next placement counts its migrations from them).
-fn workers_exist(instance: &Instance, doc: &SnapPlacement, path: &str) -> Result<(), RoundError> {
-    let workers: HashMap<&str, u64> = instance
-        .jobs()
-        .iter()
-        .map(|j| (j.id(), u64::from(j.workers())))
-        .collect();
-    for (i, g) in doc.gpus.iter().enumerate() {
-        for (x, slot) in g.slots.iter().enumerate() {
-            if let Some(&n) = workers.get(slot.job.as_str())
-                && slot.worker >= n
-            {
-                return Err(rule(
-                    format!("{path}.gpus[{i}].slots[{x}].worker"),
-                    format!("must be below the workers of job {:?} ({n})", slot.job),
-                    slot.worker,
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Rebuilds a [`Placement`] (idle GPUs included, in type and index order) after checking that
 /// every slot lies on a GPU of the cluster, on the type's ladder, aligned, inside the GPU and
-/// clear of the slots before it, and that each (job, worker) holds one slot.
+/// clear of the slots before it, that each (job, worker) holds one slot, and that a slot of an
+/// active job (in `active`, its workers by id) holds one of its workers. Slots of jobs not
+/// among the active ones are kept: a job removed since the placement still has its slots there
+/// (the next placement counts its migrations from them).
 fn placement_from(
     types: &[GpuType],
     doc: &SnapPlacement,
     path: &str,
+    active: &HashMap<&str, u64>,
 ) -> Result<Placement, RoundError> {
     let mut slots: HashMap<(usize, u32), Vec<PlacedSlot>> = HashMap::new();
     let mut workers: HashSet<(&str, u64)> = HashSet::new();
@@ -422,6 +401,15 @@ fn placement_from(
                         "must be the only slot of worker {} of job {:?}",
                         s.worker, s.job
                     ),
+                    s.worker,
+                ));
+            }
+            if let Some(&n) = active.get(s.job.as_str())
+                && s.worker >= n
+            {
+                return Err(rule(
+                    format!("{sp}.worker"),
+                    format!("must be below the workers of job {:?} ({n})", s.job),
                     s.worker,
                 ));
             }
@@ -619,17 +607,16 @@ impl RoundScheduler {
             ));
         }
 
+        let workers: HashMap<&str, u64> = instance
+            .jobs()
+            .iter()
+            .map(|j| (j.id(), u64::from(j.workers())))
+            .collect();
         let last_runs = runs_from(types, &s.last_runs, "last_runs")?;
         let running = match &s.running {
-            Some(p) => Some(placement_from(types, p, "running")?),
+            Some(p) => Some(placement_from(types, p, "running", &workers)?),
             None => None,
         };
-        if let Some(p) = &s.running {
-            workers_exist(&instance, p, "running")?;
-        }
-        if let Some(p) = &s.pending {
-            workers_exist(&instance, &p.placement, "pending.placement")?;
-        }
         let pending = match &s.pending {
             None => None,
             Some(p) => {
@@ -684,7 +671,7 @@ impl RoundScheduler {
                 Some(Pending {
                     bounds,
                     runs: runs_from(types, &p.runs, "pending.runs")?,
-                    placement: placement_from(types, &p.placement, "pending.placement")?,
+                    placement: placement_from(types, &p.placement, "pending.placement", &workers)?,
                 })
             }
         };
