@@ -150,6 +150,19 @@ pub struct SimulateArgs {
     /// twenty-eighth session (docs/results.md, "Starvation promotion past saturation").
     #[arg(long, value_name = "K|off", default_value_t = policies::sts::DEFAULT_PROMOTION.to_string())]
     sts_promotion: String,
+    /// sts's critical-job rule: where the attained-service weights apply, a job whose
+    /// remaining hours at its best speed are at least FACTOR times the backlog's drain time
+    /// (every active job's remaining hours over the cluster's pace in the last round) is
+    /// weighted as a new job; 1.2 by default. It reads the jobs' remaining steps; `off` for a
+    /// scheduler that does not know them, the rule until the forty-second session
+    /// (docs/results.md, "Jobs that would outlast the backlog").
+    #[arg(long, value_name = "FACTOR|off", default_value_t = policies::sts::DEFAULT_CRITICAL.to_string())]
+    sts_critical: String,
+    /// How long no job must have arrived, in seconds, before sts's critical-job rule acts (the
+    /// cluster drains); 3600 by default. Without it the rule clogged the cluster past
+    /// saturation where jobs keep arriving.
+    #[arg(long, value_name = "SECONDS", default_value_t = policies::sts::DEFAULT_CRITICAL_AFTER)]
+    sts_critical_after: f64,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
     #[arg(long, default_value = "ipm")]
@@ -463,6 +476,8 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     options.sts_crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
     options.sts_crowding_hold = args.sts_crowding_hold == OnOff::On;
     options.sts_promotion = number_or_off(&args.sts_promotion, "--sts-promotion", "a factor >= 0")?;
+    options.sts_critical = number_or_off(&args.sts_critical, "--sts-critical", "a factor >= 0")?;
+    options.sts_critical_after = args.sts_critical_after;
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
@@ -470,6 +485,8 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
     policies::sts::check_crowding(options.sts_crowding).map_err(flag_error)?;
     policies::sts::check_promotion(options.sts_promotion).map_err(flag_error)?;
+    policies::sts::check_critical(options.sts_critical).map_err(flag_error)?;
+    policies::sts::check_critical_after(options.sts_critical_after).map_err(flag_error)?;
     policies::sts::check_size_exponent(options.sts_size_exponent).map_err(flag_error)?;
     let names = policy_list(&args.policy)?;
 

@@ -847,6 +847,18 @@ fn simulate_takes_sts_promotion() {
     simulate_takes("--sts-promotion", &["4", "off", "0", "10"], "4");
 }
 
+/// `--sts-critical` is 1.2 by default, and takes a factor or `off`.
+#[test]
+fn simulate_takes_sts_critical() {
+    simulate_takes("--sts-critical", &["1.2", "off", "0", "2"], "1.2");
+}
+
+/// `--sts-critical-after` is 3600 seconds by default.
+#[test]
+fn simulate_takes_sts_critical_after() {
+    simulate_takes("--sts-critical-after", &["3600", "0", "1e9"], "3600");
+}
+
 #[test]
 fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
     for (bad, flag) in [
@@ -903,6 +915,17 @@ fn simulate_refuses_bad_fairness_parameters_with_exit_2_naming_the_flag() {
         (&["--sts-promotion=-1"][..], "--sts-promotion"),
         (&["--sts-promotion", "inf"][..], "--sts-promotion"),
         (&["--sts-promotion", "ten"][..], "--sts-promotion"),
+        (&["--sts-critical=-1"][..], "--sts-critical"),
+        (&["--sts-critical", "inf"][..], "--sts-critical"),
+        (&["--sts-critical", "nan"][..], "--sts-critical"),
+        (&["--sts-critical", "on"][..], "--sts-critical"),
+        (&["--sts-critical-after=-1"][..], "--sts-critical-after"),
+        (&["--sts-critical-after", "inf"][..], "--sts-critical-after"),
+        (&["--sts-critical-after", "nan"][..], "--sts-critical-after"),
+        (
+            &["--sts-critical-after", "hour"][..],
+            "--sts-critical-after",
+        ),
         (&["--sts-size-exponent", "1.5"][..], "--sts-size-exponent"),
         (&["--sts-size-exponent=-1"][..], "--sts-size-exponent"),
         (&["--sts-size-exponent", "nan"][..], "--sts-size-exponent"),

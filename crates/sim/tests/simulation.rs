@@ -706,6 +706,45 @@ fn sts_promotes_starved_jobs_by_default() {
     );
 }
 
+/// sts's critical-job rule is on by default (factor 1.2, once no job has arrived for an hour):
+/// on a run crowded in every round it changes the schedule (in the drain after the last
+/// arrival), a factor no job reaches or a wait for arrivals longer than the run is the run
+/// without it, and where attained service never applies (a crowding threshold no round
+/// passes) it changes nothing.
+#[test]
+fn sts_weights_critical_jobs_as_new_by_default() {
+    let table = table();
+    let jobs = generated(&table, 80, 30.0, 4);
+    let config = SimConfig::default();
+    let mut always = PolicyOptions::default();
+    assert_eq!(always.sts_critical, Some(1.2));
+    always.sts_crowding = None;
+    let mut off = always.clone();
+    off.sts_critical = None;
+    let without = options_differ(&table, &jobs, &always, &off, "critical-job rule");
+    let mut unreached = always.clone();
+    unreached.sts_critical = Some(1e12);
+    assert_eq!(
+        run_with(&table, CROWDED, &jobs, "sts", &config, &unreached).jobs,
+        without.jobs
+    );
+    assert_eq!(always.sts_critical_after, 3600.0);
+    let mut never_quiet = always.clone();
+    never_quiet.sts_critical_after = 1e12;
+    assert_eq!(
+        run_with(&table, CROWDED, &jobs, "sts", &config, &never_quiet).jobs,
+        without.jobs
+    );
+    let mut never = PolicyOptions::default();
+    never.sts_crowding = Some(1e6);
+    let mut never_off = never.clone();
+    never_off.sts_critical = None;
+    assert_eq!(
+        run_with(&table, CROWDED, &jobs, "sts", &config, &never).jobs,
+        run_with(&table, CROWDED, &jobs, "sts", &config, &never_off).jobs
+    );
+}
+
 /// sts's second stage is on by default (exponent 0.25): on a crowded run on three GPU types it
 /// changes where jobs run, the runs stay sane and deterministic, and with trace weights (all
 /// equal, so that both stages value every option alike) it changes nothing.

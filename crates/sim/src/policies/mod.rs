@@ -137,6 +137,20 @@ pub struct PolicyOptions {
     /// session. Chosen by measurement (docs/results.md, "Starvation promotion past
     /// saturation").
     pub sts_promotion: Option<f64>,
+    /// `sts`'s critical-job rule: where its attained-service weights apply and no job has
+    /// arrived for [`PolicyOptions::sts_critical_after`] seconds, a job whose remaining hours at
+    /// its best solo speed are at least this many times the backlog's drain time (every active
+    /// job's remaining hours over the cluster's pace in the last round) is weighted as a job
+    /// that has not run yet ([`sts::critical_jobs`]). It reads the jobs'
+    /// remaining steps. By default `Some(`[`sts::DEFAULT_CRITICAL`]`)` (1.2); `None`: off, the
+    /// rule until the forty-second session. Chosen by measurement (docs/results.md, "Jobs that
+    /// would outlast the backlog").
+    pub sts_critical: Option<f64>,
+    /// How long no job must have arrived, in seconds, before `sts`'s critical-job rule
+    /// ([`PolicyOptions::sts_critical`]) acts: the rule is for a crowd that drains, and where
+    /// jobs keep arriving past saturation it clogged the cluster. By default
+    /// [`sts::DEFAULT_CRITICAL_AFTER`] (an hour).
+    pub sts_critical_after: f64,
     /// How the Gavel LPs are solved.
     pub lp_method: lp::Method,
     /// Whether Gavel's space-sharing policies (`gavel-mmf-ss`, `gandiva`) estimate the
@@ -221,6 +235,8 @@ impl Default for PolicyOptions {
             sts_crowding: Some(sts::DEFAULT_CROWDING),
             sts_crowding_hold: true,
             sts_promotion: Some(sts::DEFAULT_PROMOTION),
+            sts_critical: Some(sts::DEFAULT_CRITICAL),
+            sts_critical_after: sts::DEFAULT_CRITICAL_AFTER,
             lp_method: lp::Method::InteriorPoint,
             pair_estimation: None,
         }

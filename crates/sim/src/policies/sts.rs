@@ -85,6 +85,25 @@
 //! overload of issue 14 it moves the mean JCT by 0.05%; where the rounds are not crowded it
 //! cannot act (docs/results.md, "Starvation promotion past saturation").
 //!
+//! **Critical jobs** ([`PolicyOptions::sts_critical`], factor 1.2 by default). Where attained
+//! service orders the jobs and the cluster drains (no job has arrived for an hour,
+//! [`PolicyOptions::sts_critical_after`]), a job whose remaining work would outlast the backlog
+//! is weighted as a new job ([`critical_jobs`]). Its remaining work is its remaining steps over
+//! its best solo throughput on the cluster's types, in hours; the backlog's drain time is the
+//! sum of every active job's remaining hours (times its workers) over the work the cluster did
+//! in the previous round (each placed job's realized throughput over its best solo one, times
+//! its workers); a job is critical when its remaining hours are at least the factor times that
+//! drain time. Least attained service holds a long job back while the short ones run, and
+//! where the crowd then drains, that job, started late and served slowly, finishes last: under
+//! the drained overload of issue 14 the makespan was longer than gavel-mmf-ss's on 8 seeds of
+//! 20; with the rule on none (docs/results.md, "Jobs that would outlast the backlog"). A job
+//! becomes critical only once its remaining work is about as long as everything else left,
+//! so the short jobs keep their order. Where jobs keep arriving past saturation the backlog
+//! does not drain, and promoting its long jobs clogged the cluster (6.4 jobs/h: twice the
+//! JCT); hence the wait for an hour without arrivals. The rule reads each job's remaining
+//! steps, which Gavel's scheduler also knows (its finish-time fairness policy uses them); `off`
+//! for a scheduler that does not.
+//!
 //! **Weights that count the workers** ([`PolicyOptions::sts_size_exponent`], 0.75 by default;
 //! 0.5 until the thirtieth session). A job of d_j workers weighs d_j^0.75 times a one-worker job
 //! ([`job_weight`]). With one weight
@@ -262,6 +281,17 @@ pub struct Sts {
     crowding: Crowding,
     /// The factor of the starvation promotion (`PolicyOptions::sts_promotion`).
     promotion: Option<f64>,
+    /// The factor of the critical-job rule (`PolicyOptions::sts_critical`).
+    critical: Option<f64>,
+    /// The work the cluster did in the last round that placed a job, in best-speed GPUs: each
+    /// placed job's realized throughput over its best solo one, times its workers
+    /// ([`critical_jobs`]).
+    work_rate: Option<f64>,
+    /// Seconds without an arrival before the critical-job rule acts
+    /// (`PolicyOptions::sts_critical_after`).
+    critical_after: f64,
+    /// When the last job arrived, seconds.
+    last_arrival: Option<f64>,
 }
 
 /// When the attained-service weights apply (module docs): in crowded rounds, where the active
@@ -492,6 +522,69 @@ pub fn attained_for_weight(factor: Option<f64>, age_seconds: f64, attained_secon
     }
 }
 
+/// The default factor of sts's critical-job rule ([`PolicyOptions::sts_critical`]): where
+/// attained service orders the jobs and the cluster drains, a job whose remaining hours at its
+/// best speed are at least 1.2 times the backlog's drain time is weighted as a new job
+/// ([`critical_jobs`]). Chosen by measurement (docs/results.md, "Jobs that would outlast the
+/// backlog"): under the drained overload of issue 14, on the ten seeds it was chosen on, 1.0
+/// shortened the makespans most and cost 1.8% more JCT than 1.2, 1.5 left three seeds longer
+/// than gavel-mmf-ss's, 2 seven; 1.2 left none, and none of the other ten seeds either, for
+/// 0.8% of the mean JCT over the twenty (1.267x of gavel-mmf-ss's).
+pub const DEFAULT_CRITICAL: f64 = 1.2;
+
+/// Checks the factor of sts's critical-job rule ([`PolicyOptions::sts_critical`]): a finite
+/// number >= 0, or `None` (off).
+pub fn check_critical(factor: Option<f64>) -> Result<(), SimError> {
+    check_setting(
+        factor,
+        "sts_critical",
+        "must be a factor >= 0 or off",
+        finite_non_negative,
+    )
+}
+
+/// The default of [`PolicyOptions::sts_critical_after`]: sts's critical-job rule acts once no
+/// job has arrived for an hour. Without it, past saturation with arrivals going on (6.4 jobs/h
+/// seed 2), promoting the long jobs in every crowded round clogged the cluster (mean JCT
+/// 55.74 h against 27.26 h); the drained overload's makespans need only the drain (half an
+/// hour to two hours gave the same runs within 0.01 h of mean JCT; docs/results.md, "Jobs that
+/// would outlast the backlog").
+pub const DEFAULT_CRITICAL_AFTER: f64 = 3600.0;
+
+/// Checks [`PolicyOptions::sts_critical_after`]: finite seconds >= 0.
+pub fn check_critical_after(seconds: f64) -> Result<(), SimError> {
+    check_setting(
+        Some(seconds),
+        "sts_critical_after",
+        "must be a finite number of seconds >= 0",
+        finite_non_negative,
+    )
+}
+
+/// Which jobs are critical under sts's critical-job rule with `factor`
+/// ([`PolicyOptions::sts_critical`]): `remaining` holds each job's remaining hours at its best
+/// solo speed and its workers, `work_rate` the work the cluster does in an hour, in hours of
+/// best-speed work (a job on its best GPU type alone adds its workers).
+///
+/// The backlog's drain time is `H = sum(hours * workers) / work_rate`: how long the cluster,
+/// at its last round's pace and with no more arrivals, takes to finish every active job. A job
+/// is critical when `hours >= factor * H`: with factor 1 it cannot finish within the drain even
+/// run at its best speed from now on, so any round it waits lengthens the makespan. The set is
+/// closed upward in remaining hours. With `work_rate` 0 or not finite no job is critical (no
+/// pace to measure against). O(n).
+pub fn critical_jobs(remaining: &[(f64, u32)], work_rate: f64, factor: f64) -> Vec<bool> {
+    let work: f64 = remaining
+        .iter()
+        .map(|&(hours, workers)| hours * f64::from(workers))
+        .sum();
+    let drain = work / work_rate;
+    let usable = work_rate > 0.0 && work_rate.is_finite() && drain.is_finite();
+    remaining
+        .iter()
+        .map(|&(hours, _)| usable && hours > 0.0 && hours >= factor * drain)
+        .collect()
+}
+
 /// Checks the pairing step's threshold ([`PolicyOptions::sts_pairing`]): a pair sum >= 0,
 /// infinite (no pairs: whole GPUs only), or `None` (off).
 pub fn check_pairing(threshold: Option<f64>) -> Result<(), SimError> {
@@ -606,6 +699,8 @@ impl Sts {
         check_second_stage(options.sts_second_stage)?;
         check_crowding(options.sts_crowding)?;
         check_promotion(options.sts_promotion)?;
+        check_critical(options.sts_critical)?;
+        check_critical_after(options.sts_critical_after)?;
         check_size_exponent(options.sts_size_exponent)?;
         if options.sts_prices && !cfg!(feature = "highs") {
             return Err(SimError::Setting {
@@ -644,6 +739,10 @@ impl Sts {
             second_stage_rounds: options.sts_second_stage_rounds,
             crowding: Crowding::new(options.sts_crowding, options.sts_crowding_hold),
             promotion: options.sts_promotion,
+            critical: options.sts_critical,
+            work_rate: None,
+            critical_after: options.sts_critical_after,
+            last_arrival: None,
         })
     }
 
@@ -833,6 +932,23 @@ impl Sts {
     }
 }
 
+/// Job `id`'s largest solo throughput over the cluster's GPU types (0 if it runs on none).
+fn best_solo(state: &SimState<'_>, id: usize) -> f64 {
+    (0..state.cluster.types.len())
+        .map(|k| state.solo(id, k))
+        .fold(0.0, f64::max)
+}
+
+/// Job `id`'s remaining steps at its best solo throughput, in hours (0 if it runs on no type).
+fn remaining_hours(state: &SimState<'_>, id: usize) -> f64 {
+    let best = best_solo(state, id);
+    if best > 0.0 {
+        state.remaining(id) / best / 3600.0
+    } else {
+        0.0
+    }
+}
+
 impl Scheduler for Sts {
     fn name(&self) -> String {
         "sts".to_string()
@@ -840,6 +956,7 @@ impl Scheduler for Sts {
 
     fn job_arrived(&mut self, id: usize, state: &SimState<'_>) -> Result<(), SimError> {
         self.crowding.job_arrived();
+        self.last_arrival = Some(state.now);
         let job = &state.jobs[id];
         let label = name(id, job.job_type);
         let mut spec = JobSpec::new(label.clone())
@@ -919,15 +1036,38 @@ impl Scheduler for Sts {
             && self
                 .crowding
                 .applies(state.active.len(), state.cluster.gpus());
+        // Jobs whose remaining work would outlast the backlog are weighted as new ones where
+        // attained service orders the jobs and the cluster drains (no arrival for
+        // `critical_after` seconds; module docs). Before any job has run, the cluster's pace is
+        // taken as every GPU at full speed.
+        let draining = self
+            .last_arrival
+            .is_some_and(|t| state.now - t >= self.critical_after);
+        let critical: Vec<bool> = match self.critical.filter(|_| by_attained && draining) {
+            Some(factor) => {
+                let remaining: Vec<(f64, u32)> = state
+                    .active
+                    .iter()
+                    .map(|&id| (remaining_hours(state, id), state.jobs[id].scale_factor))
+                    .collect();
+                let rate = self.work_rate.unwrap_or(state.cluster.gpus() as f64);
+                critical_jobs(&remaining, rate, factor)
+            }
+            None => vec![false; state.active.len()],
+        };
         if self.weights != Weights::Trace {
             let weights: Vec<(String, f64)> = state
                 .active
                 .iter()
-                .filter_map(|&id| {
+                .zip(&critical)
+                .filter_map(|(&id, &critical)| {
                     let label = self.names.get(&id)?;
                     let job = &state.jobs[id];
                     let got = by_attained.then(|| {
                         let attained = self.attained.get(&id).copied().unwrap_or(0.0);
+                        if critical {
+                            return 0.0;
+                        }
                         attained_for_weight(self.promotion, state.now - job.arrival, attained)
                     });
                     let w = job_weight(self.size_exponent, job.weight, job.scale_factor, got);
@@ -967,6 +1107,7 @@ impl Scheduler for Sts {
             }
         }
         let mut placements = Vec::new();
+        let mut work_rate = 0.0;
         for planned in &plan.jobs {
             let (Some((k, slot)), Some(&id)) = (planned.run, ids.get(planned.id.as_str())) else {
                 continue;
@@ -1004,6 +1145,10 @@ impl Scheduler for Sts {
                 state.round_seconds,
             );
             self.realized.push((planned.id.clone(), realized));
+            let best = best_solo(state, id);
+            if best > 0.0 {
+                work_rate += realized / best * f64::from(state.jobs[id].scale_factor);
+            }
             placements.push(GpuGroup {
                 jobs: vec![id],
                 gpu_type: k,
@@ -1011,6 +1156,9 @@ impl Scheduler for Sts {
                 fraction: f64::from(slot) / f64::from(self.units),
                 throughputs: vec![realized],
             });
+        }
+        if !placements.is_empty() {
+            self.work_rate = Some(work_rate);
         }
         Ok(placements)
     }
@@ -1241,6 +1389,59 @@ mod weights_and_pairing_tests {
         assert_eq!(job_weight(0.5, 1.0, 1, Some(promoted)), 1.0);
     }
 
+    /// Four jobs of 10, 20, 30 and 40 remaining hours, one worker each but the last (two):
+    /// 140 hours of work at a pace of 10 best-speed GPUs drain in 14 h.
+    #[test]
+    fn critical_jobs_by_hand() {
+        let remaining = [(10.0, 1), (20.0, 1), (30.0, 1), (40.0, 2)];
+        assert_eq!(
+            critical_jobs(&remaining, 10.0, 1.0),
+            [false, true, true, true]
+        );
+        assert_eq!(
+            critical_jobs(&remaining, 10.0, 2.0),
+            [false, false, true, true]
+        );
+        // Factor 1.5: at least 21 h.
+        assert_eq!(
+            critical_jobs(&remaining, 10.0, 1.5),
+            [false, false, true, true]
+        );
+        // A pace of 14 drains in 10 h: the 10 h job is exactly at the bound, and counts.
+        assert_eq!(
+            critical_jobs(&remaining, 14.0, 1.0),
+            [true, true, true, true]
+        );
+        // No pace, no critical job; a finished job (0 h) is never critical.
+        for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(critical_jobs(&remaining, rate, 1.0), [false; 4], "{rate}");
+        }
+        assert_eq!(critical_jobs(&[(0.0, 1)], 1.0, 0.0), [false]);
+        assert!(critical_jobs(&[], 1.0, 1.0).is_empty());
+    }
+
+    #[test]
+    fn critical_after_is_validated() {
+        for good in [0.0, 3600.0, 1e12] {
+            assert!(check_critical_after(good).is_ok(), "{good}");
+        }
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let err = check_critical_after(bad).unwrap_err().to_string();
+            assert!(err.contains("sts_critical_after"), "{err}");
+        }
+    }
+
+    #[test]
+    fn critical_factor_is_validated() {
+        for good in [None, Some(0.0), Some(1.2), Some(1e12)] {
+            assert!(check_critical(good).is_ok(), "{good:?}");
+        }
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let err = check_critical(Some(bad)).unwrap_err().to_string();
+            assert!(err.contains("sts_critical"), "{err}");
+        }
+    }
+
     #[test]
     fn promotion_is_validated() {
         for good in [None, Some(0.0), Some(10.0), Some(1e6)] {
@@ -1275,6 +1476,43 @@ mod weights_and_pairing_tests {
     }
 
     proptest! {
+        /// The critical set is closed upward in remaining hours, shrinks as the factor grows,
+        /// and with factor at most 1 holds the job of most remaining hours whenever the pace
+        /// is at least the work's GPUs (every job could run at its best speed at once).
+        #[test]
+        fn critical_jobs_are_the_longest_and_shrink_with_the_factor(
+            remaining in proptest::collection::vec((0.0f64..200.0, 1u32..9), 0..30),
+            rate in 0.1f64..200.0,
+            factor in 0.0f64..3.0,
+            more in 0.0f64..2.0,
+        ) {
+            let critical = critical_jobs(&remaining, rate, factor);
+            prop_assert_eq!(critical.len(), remaining.len());
+            for (a, &(ha, _)) in remaining.iter().enumerate() {
+                for (b, &(hb, _)) in remaining.iter().enumerate() {
+                    if critical[a] && hb >= ha {
+                        prop_assert!(critical[b], "{} h critical, {} h not", ha, hb);
+                    }
+                }
+            }
+            let fewer = critical_jobs(&remaining, rate, factor + more);
+            for (c, f) in critical.iter().zip(&fewer) {
+                prop_assert!(*c || !*f);
+            }
+            let gpus: f64 = remaining.iter().map(|&(_, w)| f64::from(w)).sum();
+            let longest = remaining
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.0 > 0.0)
+                .max_by(|x, y| x.1.0.total_cmp(&y.1.0));
+            if let Some((i, _)) = longest
+                && rate >= gpus
+                && factor <= 1.0
+            {
+                prop_assert!(critical[i]);
+            }
+        }
+
         /// On random pair sums: every job is in at most one pair, every pair is a candidate
         /// (sum at least the threshold, the ratios its own), no candidate is left with both jobs
         /// free (the matching is maximal), and each pair's sum is the largest among the
