@@ -141,10 +141,10 @@ pub struct PolicyOptions {
     /// arrived for [`PolicyOptions::sts_critical_after`] seconds, a job whose remaining hours at
     /// its best solo speed are at least this many times the backlog's drain time (every active
     /// job's remaining hours over the cluster's pace in the last round) is weighted as a job
-    /// that has not run yet ([`sts::critical_jobs`]). It reads the jobs'
-    /// remaining steps. By default `Some(`[`sts::DEFAULT_CRITICAL`]`)` (1.2); `None`: off, the
-    /// rule until the forty-second session. Chosen by measurement (docs/results.md, "Jobs that
-    /// would outlast the backlog").
+    /// that has not run yet ([`sts::critical_jobs`]). It reads the jobs' remaining steps. By
+    /// default `Some(`[`sts::DEFAULT_CRITICAL`]`)` (1.2); `None`: off, the rule until the
+    /// forty-second session. Chosen by measurement (docs/results.md, "Jobs that would outlast
+    /// the backlog").
     pub sts_critical: Option<f64>,
     /// How long no job must have arrived, in seconds, before `sts`'s critical-job rule
     /// ([`PolicyOptions::sts_critical`]) acts: the rule is for a crowd that drains, and where
