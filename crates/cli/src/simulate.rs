@@ -153,9 +153,10 @@ pub struct SimulateArgs {
     /// sts's critical-job rule: where the attained-service weights apply and no job has arrived
     /// for `--sts-critical-after` seconds, a job whose remaining hours at its best speed are at
     /// least FACTOR times the backlog's drain time (every active job's remaining hours over the
-    /// cluster's pace in the last round) is weighted as a new job; 1.2 by default. It reads the jobs' remaining steps; `off` for a
-    /// scheduler that does not know them, the rule until the forty-second session
-    /// (docs/results.md, "Jobs that would outlast the backlog").
+    /// cluster's pace in the last round) is weighted as a new job; 1.2 by default. It reads the
+    /// jobs' remaining steps; `off` (the policy until the forty-second session) for a
+    /// scheduler that does not know them (docs/results.md, "Jobs that would outlast the
+    /// backlog").
     #[arg(long, value_name = "FACTOR|off", default_value_t = policies::sts::DEFAULT_CRITICAL.to_string())]
     sts_critical: String,
     /// How long no job must have arrived, in seconds, before sts's critical-job rule acts (the
