@@ -847,16 +847,24 @@ fn simulate_takes_sts_promotion() {
     simulate_takes("--sts-promotion", &["4", "off", "0", "10"], "4");
 }
 
-/// `--sts-critical` is 1.2 by default, and takes a factor or `off`.
+/// `--sts-critical` is 1.2 by default, and takes a factor or `off`; on this run (crowded
+/// rounds, then a drain) the rule changes the schedule.
 #[test]
 fn simulate_takes_sts_critical() {
     simulate_takes("--sts-critical", &["1.2", "off", "0", "2"], "1.2");
+    let (_, _, on) = simulate(&["--policy", "sts"]);
+    let (_, _, off) = simulate(&["--policy", "sts", "--sts-critical", "off"]);
+    assert_ne!(on, off);
 }
 
-/// `--sts-critical-after` is 3600 seconds by default.
+/// `--sts-critical-after` is 3600 seconds by default; a wait longer than the run is the run
+/// without the rule.
 #[test]
 fn simulate_takes_sts_critical_after() {
     simulate_takes("--sts-critical-after", &["3600", "0", "1e9"], "3600");
+    let (_, _, never) = simulate(&["--policy", "sts", "--sts-critical-after", "1e9"]);
+    let (_, _, off) = simulate(&["--policy", "sts", "--sts-critical", "off"]);
+    assert_eq!(never, off);
 }
 
 #[test]
