@@ -37,6 +37,12 @@ impl SimState<'_> {
         (self.jobs[id].total_steps - self.steps_done[id]).max(0.0)
     }
 
+    /// Best solo throughput of job `id` over the cluster's types that can hold it (0 if none):
+    /// the speed the run's `work` metric and `alone_h` measure against.
+    pub fn best_solo(&self, id: usize) -> f64 {
+        best_solo(self.table, self.cluster, &self.jobs[id])
+    }
+
     /// Solo throughput of job `id` on cluster type `k`.
     pub fn solo(&self, id: usize, k: usize) -> f64 {
         self.table
@@ -52,6 +58,16 @@ impl SimState<'_> {
         self.table
             .pair(self.cluster.types[k].worker, ja.job_type, jb.job_type)
     }
+}
+
+/// Best solo throughput of `job` over the types of `cluster` that can hold it (0 if none).
+fn best_solo(table: &ThroughputTable, cluster: &Cluster, job: &SimJob) -> f64 {
+    cluster
+        .types
+        .iter()
+        .filter(|t| t.count >= job.scale_factor)
+        .map(|t| table.solo(t.worker, job.job_type))
+        .fold(0.0, f64::max)
 }
 
 /// Rounds in a row without a completed step, once no job will arrive, after which a run stops
@@ -532,13 +548,7 @@ impl<'a> Simulation<'a> {
 
     /// Best solo throughput of job `j` over the types that can hold it.
     fn best_throughput(&self, j: usize) -> f64 {
-        let job = &self.jobs[j];
-        self.cluster
-            .types
-            .iter()
-            .filter(|t| t.count >= job.scale_factor)
-            .map(|t| self.table.solo(t.worker, job.job_type))
-            .fold(0.0, f64::max)
+        best_solo(self.table, self.cluster, &self.jobs[j])
     }
 
     /// F_j of MODEL.md section 3 with share 1/contention: x_k = n_k / (contention * sf), capped

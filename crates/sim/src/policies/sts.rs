@@ -86,23 +86,23 @@
 //! cannot act (docs/results.md, "Starvation promotion past saturation").
 //!
 //! **Critical jobs** ([`PolicyOptions::sts_critical`], factor 1.2 by default). Where attained
-//! service orders the jobs and the cluster drains (no job has arrived for an hour, the
-//! policy's sign of a drain; [`PolicyOptions::sts_critical_after`]), a job whose remaining work would outlast the backlog
-//! is weighted as a new job ([`critical_jobs`]). Its remaining work is its remaining steps over
-//! its best solo throughput on the cluster's types, in hours; the backlog's drain time is the
-//! sum of every active job's remaining hours (times its workers) over the work the cluster did
-//! in the previous round (each placed job's realized throughput over its best solo one, times
-//! its workers); a job is critical when its remaining hours are at least the factor times that
-//! drain time. Least attained service holds a long job back while the short ones run, and
-//! where the crowd then drains, that job, started late and served slowly, finishes last: under
-//! the drained overload of issue 14 the makespan was longer than gavel-mmf-ss's on 8 seeds of
-//! 20; with the rule on none (docs/results.md, "Jobs that would outlast the backlog"). A job
-//! becomes critical only once its remaining work is about as long as everything else left,
-//! so the short jobs keep their order. Where jobs keep arriving past saturation the backlog
-//! does not drain, and promoting its long jobs clogged the cluster (6.4 jobs/h: twice the
-//! JCT); hence the wait for an hour without arrivals. The rule reads each job's remaining
-//! steps, which Gavel's scheduler also knows (its finish-time fairness policy uses them); `off`
-//! for a scheduler that does not.
+//! service orders the jobs and the cluster drains (no job has arrived for an hour, the policy's
+//! sign of a drain; [`PolicyOptions::sts_critical_after`]), a job whose remaining work would
+//! outlast the backlog is weighted as a new job ([`critical_jobs`]). Its remaining work is its
+//! remaining steps over its best solo throughput on the cluster's types that can hold it, in hours;
+//! the backlog's drain time is the sum of every active job's remaining hours (times its workers)
+//! over the work the cluster did in the previous round (each placed job's realized throughput over
+//! its best solo one, times its workers); a job is critical when its remaining hours are at least
+//! the factor times that drain time. Least attained service holds a long job back while the short
+//! ones run, and where the crowd then drains, that job, started late and served slowly, finishes
+//! last: under the drained overload of issue 14 the makespan was longer than gavel-mmf-ss's on 8
+//! seeds of 20; with the rule on none (docs/results.md, "Jobs that would outlast the backlog"). A
+//! job becomes critical only once its remaining work is about as long as everything else left, so
+//! the short jobs keep their order. Where jobs keep arriving past saturation the backlog does not
+//! drain, and promoting its long jobs clogged the cluster (6.4 jobs/h: twice the JCT); hence the
+//! wait for an hour without arrivals. The rule reads each job's remaining steps, which Gavel's
+//! scheduler also knows (its finish-time fairness policy uses them); `off` for a scheduler that
+//! does not.
 //!
 //! **Weights that count the workers** ([`PolicyOptions::sts_size_exponent`], 0.75 by default;
 //! 0.5 until the thirtieth session). A job of d_j workers weighs d_j^0.75 times a one-worker job
@@ -934,16 +934,9 @@ impl Sts {
     }
 }
 
-/// Job `id`'s largest solo throughput over the cluster's GPU types (0 if it runs on none).
-fn best_solo(state: &SimState<'_>, id: usize) -> f64 {
-    (0..state.cluster.types.len())
-        .map(|k| state.solo(id, k))
-        .fold(0.0, f64::max)
-}
-
 /// Job `id`'s remaining steps at its best solo throughput, in hours (0 if it runs on no type).
 fn remaining_hours(state: &SimState<'_>, id: usize) -> f64 {
-    let best = best_solo(state, id);
+    let best = state.best_solo(id);
     if best > 0.0 {
         state.remaining(id) / best / 3600.0
     } else {
@@ -1147,7 +1140,7 @@ impl Scheduler for Sts {
                 state.round_seconds,
             );
             self.realized.push((planned.id.clone(), realized));
-            let best = best_solo(state, id);
+            let best = state.best_solo(id);
             if best > 0.0 {
                 work_rate += realized / best * f64::from(state.jobs[id].scale_factor);
             }
