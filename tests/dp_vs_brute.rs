@@ -344,6 +344,51 @@ proptest! {
     }
 }
 
+/// The case of `dps_agree_on_integral_values_of_small_instances` (in its regressions file) that
+/// the fast DP refused until the forty-third session (`tests/data/dense-finish-25.json`, every
+/// value 1): 25 jobs on four small types, so a full packing (worth 25, the Lagrangian bound)
+/// is a four-dimensional packing whose states no bound prunes. The runs created 8.0 M states
+/// and the budget refused the round; the property test then shrank the case for an hour, a
+/// second a case, which looked like a hang in CI. The dense DP's grid is 96,237 unit vectors
+/// (2.4 M cells over the 25 jobs): once the runs reach a quarter of that, the dense DP finishes
+/// the solve (docs/solver.md step 5, "The dense finish").
+#[test]
+fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/dense-finish-25.json");
+    let instance = Instance::from_path(&path).unwrap();
+    let problem = integral(&instance, 0.0, false);
+    let dense = DenseDp::default().solve_problem(&problem).unwrap();
+    assert_eq!(dense.objective, Some(25.0));
+    let cells = 96_237 * 25;
+    assert_eq!(dense.stats.states, Some(96_237));
+
+    let fast = Dp::default().solve_problem(&problem).unwrap();
+    assert_eq!(fast.solver, "dp");
+    assert_eq!(fast.status, Status::Optimal);
+    assert_eq!(fast.objective, Some(25.0));
+    assert_eq!(fast.assignments.len(), 25);
+    assert!(fast.assignments.iter().all(Option::is_some));
+    assert_eq!(fast.stats.dense_cells, Some(cells), "{:?}", fast.stats);
+    // The runs stopped at a quarter of the cells (a run stops one layer's states past it).
+    let states = fast.stats.states.unwrap();
+    assert!(states >= cells / 4 && states < cells / 3, "{states} states");
+    // The units the assignments use fit the capacities.
+    for (k, &used) in fast.units_used.iter().enumerate() {
+        assert!(used <= problem.capacity[k], "type {k}: {used} units");
+    }
+
+    // Without the finish, the runs alone go past the quarter of the cells: the case exercises
+    // the finish.
+    let mut runs_only = Dp::default();
+    runs_only.dense_finish = false;
+    match runs_only.solve_problem(&problem) {
+        Err(stsfair::SolveError::TooLarge { .. }) => {}
+        Ok(s) => assert!(s.stats.states.unwrap() > cells / 4, "{:?}", s.stats),
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// Each corruption applies to a good share of the random instances (and infeasible rounds occur),
 /// so the property above exercises every `verify` rejection. Fixed seed: deterministic.
 #[test]

@@ -73,17 +73,14 @@ impl DenseDp {
         let per_state = 16 + problem.jobs.len() as u128;
         (states, states.saturating_mul(per_state))
     }
-}
 
-impl Solver for DenseDp {
-    fn name(&self) -> &'static str {
-        "dp-dense"
-    }
-
-    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
-        let (states, bytes) = Self::estimate(problem);
+    /// Why the DP refuses `problem` (past [`DenseDp::max_bytes`], or a job of more than 255
+    /// admissible options, which its one byte per choice cannot record), or `None`: checked
+    /// before anything is allocated.
+    pub(crate) fn refusal(&self, problem: &RoundProblem) -> Option<SolveError> {
+        let (_, bytes) = Self::estimate(problem);
         if bytes > u128::from(self.max_bytes) {
-            return Err(SolveError::TooLarge {
+            return Some(SolveError::TooLarge {
                 solver: "dp-dense",
                 // A count that saturated 128 bits is a lower bound: the error says so.
                 what: "bytes",
@@ -93,7 +90,7 @@ impl Solver for DenseDp {
             });
         }
         if problem.jobs.iter().any(|j| j.options.len() > 255) {
-            return Err(SolveError::TooLarge {
+            return Some(SolveError::TooLarge {
                 solver: "dp-dense",
                 what: "admissible options in one job",
                 needed: problem
@@ -106,6 +103,20 @@ impl Solver for DenseDp {
                 hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",
             });
         }
+        None
+    }
+}
+
+impl Solver for DenseDp {
+    fn name(&self) -> &'static str {
+        "dp-dense"
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        if let Some(refusal) = self.refusal(problem) {
+            return Err(refusal);
+        }
+        let (states, _) = Self::estimate(problem);
         // Fits in memory, so it fits in usize.
         let states = states as usize;
         let (grain, dims) = Self::grid(problem);

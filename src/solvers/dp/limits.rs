@@ -164,6 +164,22 @@ pub(super) const PLAIN_RUN_STATES: u64 = 250_000;
 /// Runs of fewer states never predict a refusal (their growth from run to run is noise).
 pub(super) const PREDICT_AFTER_STATES: u64 = 100_000;
 
+/// The dense finish (docs/solver.md step 5): once the runs of a solve have created this part
+/// of the dense DP's cells (its grid of unit vectors times the jobs), and at least
+/// [`DENSE_AFTER_STATES`] states, the dense DP solves the round instead. A state costs the
+/// runs about four times what a cell costs the dense recurrence: on the 25-job round of
+/// `dense_finish_bounds_the_work` (all values 1, four types, 96,237 unit vectors) the runs
+/// created 8.0 M states in 1.3 s before the budget refused the round, the dense DP visited its
+/// 2.4 M cells in 0.1 s (162 against 44 ns). So the solve costs at most about twice the dense
+/// DP's time, plus the floor's.
+pub(super) const DENSE_SHARE: u64 = 4;
+
+/// The fewest states after which the dense finish is made: about 15 ms of runs, below which
+/// switching saves nothing measurable, and above the states the runs make on the small random
+/// instances of the property tests (which check the fast DP against the dense one, and would
+/// otherwise compare the dense DP with itself).
+pub(super) const DENSE_AFTER_STATES: u64 = 100_000;
+
 /// Most passes of line searches in the Lagrangian descent: 3 to 4 passes settle on the rounds
 /// measured; the cap only stops a pathological zigzag (any mu gives a valid bound).
 pub(super) const MAX_PASSES: usize = 50;
@@ -305,6 +321,13 @@ pub(super) const TABLE_CELLS: usize = 24 << 20;
 /// tables too (the default 4,000,000 states allow 25 M cells, all of [`TABLE_CELLS`]).
 pub(super) fn table_cells(max_states: usize) -> usize {
     (max_states.saturating_mul(100) / 16).min(TABLE_CELLS)
+}
+
+/// Most bytes the dense finish may allocate for a layer limit of `max_states` states ([`DENSE_SHARE`]):
+/// as many as a full layer (about 100 bytes per state), so that `--max-memory-mib` bounds it
+/// too.
+pub(super) fn dense_bytes(max_states: usize) -> u64 {
+    (max_states as u64).saturating_mul(100)
 }
 
 /// Most cell updates building the type tables may take (about 4 s at 1.3 updates per ns, the
