@@ -358,8 +358,26 @@ impl Solution {
         let reason = raw_stats.remove("reason");
         let status = match raw.status.as_str() {
             "optimal" => Status::Optimal,
+            // The format puts a feasible solution's gap in `stats.gap`: a number >= 0, or null
+            // where it is unbounded (an objective of 0 under a positive bound; JSON has no
+            // infinity, so the writer's f64::INFINITY comes out as null).
             "feasible" => Status::Feasible {
-                gap: gap.and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
+                gap: match gap {
+                    Some(Value::Null) => f64::INFINITY,
+                    Some(Value::Number(n)) if n.as_f64().is_some_and(|g| g >= 0.0) => {
+                        n.as_f64().unwrap_or(f64::INFINITY)
+                    }
+                    found => {
+                        let found = found.map_or("nothing".to_string(), |v| v.to_string());
+                        return Err(bad(
+                            "stats.gap".into(),
+                            format!(
+                                "a feasible solution gives its gap as a number >= 0 (null where \
+                                 unbounded), found {found}"
+                            ),
+                        ));
+                    }
+                },
             },
             "infeasible" => Status::Infeasible {
                 reason: Infeasibility::Reported(
@@ -812,6 +830,56 @@ mod tests {
             Some(&Value::from(7))
         );
         assert_eq!(read.to_json(&instance), doc);
+    }
+
+    /// A feasible solution's gap is read from `stats.gap` (null where it is unbounded, as the
+    /// writer puts an infinite gap), and a feasible solution without it, or with a negative or
+    /// non-numeric one, is refused by that path.
+    #[test]
+    fn a_feasible_solution_gives_its_gap() {
+        let instance = Instance::builder()
+            .gpu_type("v100", 1, 4, &[1, 2, 4])
+            .job(JobSpec::new("a").time("v100", 4, 0.25))
+            .build()
+            .unwrap();
+        let mut doc = Dp::default().solve(&instance).unwrap().to_json(&instance);
+        doc["status"] = Value::from("feasible");
+        for (gap, read) in [(Value::from(0.25), 0.25), (Value::Null, f64::INFINITY)] {
+            doc["stats"]["gap"] = gap;
+            let solution = Solution::from_json(&instance, &doc.to_string()).unwrap();
+            assert_eq!(solution.status, Status::Feasible { gap: read });
+        }
+        let infinite = Solution {
+            status: Status::Feasible { gap: f64::INFINITY },
+            ..Solution::from_json(&instance, &doc.to_string()).unwrap()
+        };
+        let written = infinite.to_json(&instance);
+        assert_eq!(written["stats"]["gap"], Value::Null);
+        assert_eq!(
+            Solution::from_json(&instance, &written.to_string())
+                .unwrap()
+                .status,
+            infinite.status
+        );
+        for gap in [None, Some(Value::from(-0.5)), Some(Value::from("small"))] {
+            let mut bad = doc.clone();
+            match gap {
+                Some(g) => bad["stats"]["gap"] = g,
+                None => {
+                    bad["stats"].as_object_mut().unwrap().remove("gap");
+                }
+            }
+            let Err(VerifyError::Malformed { path, message }) =
+                Solution::from_json(&instance, &bad.to_string())
+            else {
+                panic!("accepted: {bad}");
+            };
+            assert_eq!(path, "stats.gap");
+            assert!(
+                message.starts_with("a feasible solution gives its gap"),
+                "{message}"
+            );
+        }
     }
 
     /// A stat of the wrong type is refused with its path.
