@@ -350,8 +350,9 @@ proptest! {
 /// is a four-dimensional packing whose states no bound prunes. The runs created 8.0 M states
 /// and the budget refused the round; the property test then shrank the case for an hour, a
 /// second a case, which looked like a hang in CI. The dense DP's grid is 96,237 unit vectors
-/// (2.4 M cells over the 25 jobs): once the runs reach a quarter of that, the dense DP finishes
-/// the solve (docs/solver.md step 5, "The dense finish").
+/// (2.4 M cells over the 25 jobs): once the runs reach a quarter of that, or the budget would
+/// refuse the round, the dense DP finishes the solve (docs/solver.md step 5, "The dense
+/// finish").
 #[test]
 fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     let path =
@@ -377,6 +378,26 @@ fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     for (k, &used) in fast.units_used.iter().enumerate() {
         assert!(used <= problem.capacity[k], "type {k}: {used} units");
     }
+
+    // A budget below a quarter of the cells (200,000 states a layer, 400,000 for the runs):
+    // the dense DP finishes where the budget would refuse, since it fits the layer's memory
+    // (20 MB; it needs 3.9 MB). With 1,000 states a layer (100 kB) it does not fit, and the
+    // round is refused.
+    let mut small = Dp::default();
+    small.max_states = 200_000;
+    let finished = small.solve_problem(&problem).unwrap();
+    assert_eq!(finished.objective, Some(25.0));
+    assert_eq!(finished.stats.dense_cells, Some(cells));
+    assert!(
+        finished.stats.states.unwrap() < cells / 4,
+        "{:?}",
+        finished.stats
+    );
+    small.max_states = 1_000;
+    assert!(matches!(
+        small.solve_problem(&problem),
+        Err(stsfair::SolveError::TooLarge { .. })
+    ));
 
     // Without the finish, the runs alone go past the quarter of the cells: the case exercises
     // the finish.

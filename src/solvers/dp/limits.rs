@@ -164,11 +164,12 @@ pub(super) const PLAIN_RUN_STATES: u64 = 250_000;
 /// Runs of fewer states never predict a refusal (their growth from run to run is noise).
 pub(super) const PREDICT_AFTER_STATES: u64 = 100_000;
 
-/// The dense finish (docs/solver.md step 5): once the runs of a solve have created this part
-/// of the dense DP's cells (its grid of unit vectors times the jobs), and at least
-/// [`DENSE_AFTER_STATES`] states, the dense DP solves the round instead. A state costs the
-/// runs about four times what a cell costs the dense recurrence: on the 25-job round of
-/// `dense_finish_bounds_the_work` (all values 1, four types, 96,237 unit vectors) the runs
+/// The dense finish (docs/solver.md step 5): once the runs of a solve have created one
+/// `DENSE_SHARE`-th of the dense DP's cells (its grid of unit vectors times the jobs), and at
+/// least [`DENSE_AFTER_STATES`] states, the dense DP solves the round instead. A state costs
+/// the runs about four times what a cell costs the dense recurrence: on the 25-job round of
+/// `tests/dp_vs_brute.rs` (`the_dense_finish_answers_a_round_small_for_the_dense_dp`: all
+/// values 1, four types, 96,237 unit vectors) the runs
 /// created 8.0 M states in 1.3 s before the budget refused the round, the dense DP visited its
 /// 2.4 M cells in 0.1 s (162 against 44 ns). So the solve costs at most about twice the dense
 /// DP's time, plus the floor's.

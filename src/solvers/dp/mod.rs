@@ -38,10 +38,11 @@
 //! Complexity: worst case the core is all classes and the states are the whole grid, the dense
 //! DP's O(n * prod_k (C_k + 1) * |Q|) time. Once the runs have created a quarter of the dense
 //! DP's cells (and 100,000 states), the dense DP finishes the solve where it fits in memory
-//! ([`Dp::dense_finish`]), so a solve costs at most about twice the dense DP's time; elsewhere
-//! the guard refuses a layer past [`Dp::max_states`], or a solve whose runs create (or,
-//! predicted from the growth of the last runs, would create) more than twice that, instead of
-//! exhausting memory or time. Typical case:
+//! ([`Dp::dense_finish`]), so a solve costs at most about twice the dense DP's time. Otherwise
+//! the guard stops at a layer past [`Dp::max_states`], or at a solve whose runs create (or,
+//! predicted from the growth of the last runs, would create) more than twice that: the dense
+//! DP finishes there too where it fits in memory, and the solve is refused where it does not,
+//! instead of exhausting memory or time. Typical case:
 //! O(P 3^K sum |Q_c|^2) for the bound, plus a few DP runs over a core of a few classes
 //! (measured figures in docs/performance.md). Memory: O(sum_j |Q_j|) for the classes plus the
 //! DP's states, about 100 bytes each while a layer is built.
@@ -186,11 +187,12 @@ pub struct Dp {
     pub(crate) race_factor: u64,
     /// Once the runs of a solve have created a quarter as many states as the dense DP
     /// ([`DenseDp`]) has cells (its grid of unit vectors times the jobs), and at least 100,000,
-    /// the dense DP finishes the solve where it fits the memory of a full layer of states
-    /// (docs/solver.md step 5, "The dense finish"); the solution then carries the stat
-    /// `dense_cells`. On by default (`true`): a solve then costs at most about twice the dense
-    /// DP's time, where without it a round that is small for the dense DP can be refused.
-    /// `false` keeps the solve to its runs. Either gives the optimum or an error.
+    /// or where the budget would refuse the round, the dense DP finishes the solve if it fits
+    /// the memory of a full layer of states (docs/solver.md step 5, "The dense finish"); the
+    /// solution then carries the stat `dense_cells`. On by default (`true`): a round that is
+    /// small for the dense DP is then answered, in at most about twice the dense DP's time, where
+    /// without it the runs could be refused. `false` keeps the solve to its runs. Either gives
+    /// the optimum or an error.
     pub dense_finish: bool,
     /// The fewest states after which the dense finish is made (default 100,000); the unit tests
     /// set 0.
@@ -452,10 +454,12 @@ impl Dp {
         let max_cells = table_cells(self.max_states);
         // The states all runs of the solve may create, and the most one finished run created.
         let budget = SOLVE_BUDGET * self.max_states as u64;
-        // The dense finish: once the runs have created this many states, the dense DP solves
-        // the round (u64::MAX where it is off or the dense DP would refuse the round).
+        // The dense finish: once the runs have created this many states, or where the budget
+        // would refuse the round, the dense DP solves it (`dense_fits`; u64::MAX states where
+        // it is off or the dense DP would refuse the round).
         let dense = DenseDp::default().with_max_bytes(dense_bytes(self.max_states));
-        let dense_after = if self.dense_finish && dense.refusal(problem).is_none() {
+        let dense_fits = self.dense_finish && dense.refusal(problem).is_none();
+        let dense_after = if dense_fits {
             let (grid, _) = DenseDp::estimate(problem);
             let share = grid.saturating_mul(n as u128) / u128::from(DENSE_SHARE);
             u64::try_from(share)
@@ -464,14 +468,18 @@ impl Dp {
         } else {
             u64::MAX
         };
-        // The stats of the runs made so far, for a dense finish.
-        let runs_stats = |runs: u64, states: u64, bound: f64| SolveStats {
-            classes: Some(classes.len() as u64),
-            runs: Some(runs),
-            states: Some(states),
-            lagrangian_bound: Some(bound),
-            seconds_bound: Some(seconds_bound),
-            ..SolveStats::default()
+        // The dense finish, with the stats of the runs made so far and the multipliers.
+        let finish = |runs: u64, states: u64, bound: f64, mu: Vec<f64>| {
+            let stats = SolveStats {
+                classes: Some(classes.len() as u64),
+                runs: Some(runs),
+                states: Some(states),
+                lagrangian_bound: Some(bound),
+                seconds_bound: Some(seconds_bound),
+                ..SolveStats::default()
+            };
+            let solution = dense_finish(&dense, problem, stats)?;
+            Ok((solution, (!mu.is_empty()).then_some(mu)))
         };
         let mut largest_run = 0u64;
         // The gap of that run.
@@ -491,8 +499,7 @@ impl Dp {
         let mut last_gap: f64;
         let chosen: Option<Vec<Assignment>> = loop {
             if states >= dense_after {
-                let solution = dense_finish(&dense, problem, runs_stats(runs, states, bound))?;
-                return Ok((solution, (!mu.is_empty()).then_some(mu)));
+                return finish(runs, states, bound, mu);
             }
             // Better multipliers once the runs get expensive: the descent of step 2 can stop
             // short of the minimum of L, and every run pays for the excess of L over the LP's
@@ -856,6 +863,7 @@ impl Dp {
             last_states = dp.states;
             let found = match found {
                 Ok(found) => found,
+                Err(_) if dense_fits => return finish(runs, states, bound, mu),
                 Err(refusal) => {
                     return refused(problem, refusal, known_feasible || best.is_some());
                 }
@@ -903,6 +911,9 @@ impl Dp {
                         gap
                     };
                     if fit < gap * MIN_STEP {
+                        if dense_fits {
+                            return finish(runs, states, bound, mu);
+                        }
                         let refusal = SolveError::TooLarge {
                             solver: "dp",
                             what: "states over all gap-deepening runs (predicted from the last runs)",
