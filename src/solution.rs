@@ -128,8 +128,8 @@ pub struct SolveStats {
     /// DP (and the dense DP): states created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub states: Option<u64>,
-    /// DP: the cells of the dense DP that finished the solve, when its runs had created a
-    /// quarter as many states (docs/solver.md step 5, "The dense finish").
+    /// DP: the cells of the dense DP (its grid of unit vectors times the jobs) where it finished
+    /// the solve (docs/solver.md step 5, "The dense finish").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dense_cells: Option<u64>,
     /// DP: the Lagrangian upper bound on the optimum.

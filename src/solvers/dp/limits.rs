@@ -169,10 +169,9 @@ pub(super) const PREDICT_AFTER_STATES: u64 = 100_000;
 /// least [`DENSE_AFTER_STATES`] states, the dense DP solves the round instead. A state costs
 /// the runs about four times what a cell costs the dense recurrence: on the 25-job round of
 /// `tests/dp_vs_brute.rs` (`the_dense_finish_answers_a_round_small_for_the_dense_dp`: all
-/// values 1, four types, 96,237 unit vectors) the runs
-/// created 8.0 M states in 1.3 s before the budget refused the round, the dense DP visited its
-/// 2.4 M cells in 0.1 s (162 against 44 ns). So the solve costs at most about twice the dense
-/// DP's time, plus the floor's.
+/// values 1, four types, 96,237 unit vectors) the runs created 8.0 M states in 1.3 s before
+/// the budget refused the round, the dense DP visited its 2.4 M cells in 0.1 s (162 against
+/// 44 ns). So the solve costs at most about twice the dense DP's time, plus the floor's.
 pub(super) const DENSE_SHARE: u64 = 4;
 
 /// The fewest states after which the dense finish is made: about 15 ms of runs, below which
@@ -324,9 +323,9 @@ pub(super) fn table_cells(max_states: usize) -> usize {
     (max_states.saturating_mul(100) / 16).min(TABLE_CELLS)
 }
 
-/// Most bytes the dense finish may allocate for a layer limit of `max_states` states ([`DENSE_SHARE`]):
-/// as many as a full layer (about 100 bytes per state), so that `--max-memory-mib` bounds it
-/// too.
+/// Most bytes the dense finish ([`DENSE_SHARE`]) may allocate for a layer limit of
+/// `max_states` states: as many as a full layer (about 100 bytes per state), so that
+/// `--max-memory-mib` bounds it too.
 pub(super) fn dense_bytes(max_states: usize) -> u64 {
     (max_states as u64).saturating_mul(100)
 }
