@@ -359,16 +359,14 @@ impl Solution {
         let status = match raw.status.as_str() {
             "optimal" => Status::Optimal,
             // The format puts a feasible solution's gap in `stats.gap`: a number >= 0, or null
-            // where it is unbounded (an objective of 0 under a positive bound; JSON has no
-            // infinity, so the writer's f64::INFINITY comes out as null).
+            // where it is unbounded (no finite bound, or an objective of 0 under a positive
+            // one; JSON has no infinity, so the writer's f64::INFINITY comes out as null).
             "feasible" => Status::Feasible {
-                gap: match gap {
-                    Some(Value::Null) => f64::INFINITY,
-                    Some(Value::Number(n)) if n.as_f64().is_some_and(|g| g >= 0.0) => {
-                        n.as_f64().unwrap_or(f64::INFINITY)
-                    }
-                    found => {
-                        let found = found.map_or("nothing".to_string(), |v| v.to_string());
+                gap: match gap.as_ref().map(|v| (v, v.as_f64())) {
+                    Some((Value::Null, _)) => f64::INFINITY,
+                    Some((_, Some(g))) if g >= 0.0 => g,
+                    _ => {
+                        let found = gap.map_or("nothing".to_string(), |v| v.to_string());
                         return Err(bad(
                             "stats.gap".into(),
                             format!(

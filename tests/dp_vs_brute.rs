@@ -348,10 +348,10 @@ proptest! {
 /// the fast DP refused until the forty-third session (`tests/data/dense-finish-25.json`, every
 /// value 1): 25 jobs on four small types, so a full packing (worth 25, the Lagrangian bound)
 /// is a four-dimensional packing whose states no bound prunes. The runs created 8.0 M states
-/// and the budget refused the round; the property test then shrank the case for an hour, a
-/// second a case, which looked like a hang in CI. The dense DP's grid is 96,237 unit vectors
-/// (2.4 M cells over the 25 jobs): once the runs reach a quarter of that, or the budget would
-/// refuse the round, the dense DP finishes the solve (docs/solver.md step 5, "The dense
+/// and the budget refused the round; the property test then shrank the case for over ten
+/// minutes, a second a case, which looked like a hang in CI. The dense DP's grid is 96,237 unit
+/// vectors (2.4 M cells over the 25 jobs): once the runs reach a quarter of that, or the budget
+/// would refuse the round, the dense DP finishes the solve (docs/solver.md step 5, "The dense
 /// finish").
 #[test]
 fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
@@ -371,7 +371,7 @@ fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     assert_eq!(fast.assignments.len(), 25);
     assert!(fast.assignments.iter().all(Option::is_some));
     assert_eq!(fast.stats.dense_cells, Some(cells), "{:?}", fast.stats);
-    // The runs stopped at a quarter of the cells (a run stops one layer's states past it).
+    // The runs stopped at a quarter of the cells (a run stops one state past it).
     let states = fast.stats.states.unwrap();
     assert!(states >= cells / 4 && states < cells / 3, "{states} states");
     // The units the assignments use fit the capacities.

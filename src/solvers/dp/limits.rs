@@ -175,9 +175,10 @@ pub(super) const PREDICT_AFTER_STATES: u64 = 100_000;
 pub(super) const DENSE_SHARE: u64 = 4;
 
 /// The fewest states after which the dense finish is made: about 15 ms of runs, below which
-/// switching saves nothing measurable, and above the states the runs make on the small random
-/// instances of the property tests (which check the fast DP against the dense one, and would
-/// otherwise compare the dense DP with itself).
+/// switching saves nothing measurable, and above the states the runs make on nearly every small
+/// random instance of the property tests (which check the fast DP against the dense one, and
+/// would otherwise compare the dense DP with itself; the rare rounds past it, such as the one
+/// of [`DENSE_SHARE`], are the finish's own cases).
 pub(super) const DENSE_AFTER_STATES: u64 = 100_000;
 
 /// Most passes of line searches in the Lagrangian descent: 3 to 4 passes settle on the rounds

@@ -146,14 +146,15 @@ fn spans_gpus(classes: &[classes::Class]) -> bool {
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct Dp {
-    /// Largest number of states one DP layer may hold before the solver gives up with
-    /// [`SolveError::TooLarge`] (default 4,000,000, about 100 bytes each while a layer is built);
-    /// all gap-deepening runs of one solve together may create twice as many (a run keeps its
-    /// states' parent and count vector for reconstruction), so the solver stays under about
-    /// 1 GiB, and it stops as soon as the growth of its last runs predicts that the next one
-    /// would go past that (docs/solver.md, step 5); runs stopped by the order race (step 5)
-    /// may create half as many more, freed as each stops. Any value gives the optimum or an
-    /// error, never a wrong answer.
+    /// Largest number of states one DP layer may hold before the runs stop (default 4,000,000,
+    /// about 100 bytes each while a layer is built); all gap-deepening runs of one solve
+    /// together may create twice as many (a run keeps its states' parent and count vector for
+    /// reconstruction), so the solver stays under about 1 GiB, and they stop as soon as the
+    /// growth of the last runs predicts that the next one would go past that (docs/solver.md,
+    /// step 5); runs stopped by the order race (step 5) may create half as many more, freed as
+    /// each stops. Where the runs stop, the dense DP finishes the solve if it fits in as many
+    /// bytes as a full layer ([`Dp::dense_finish`]), else the solver gives up with
+    /// [`SolveError::TooLarge`]. Any value gives the optimum or an error, never a wrong answer.
     pub max_states: usize,
     /// Once a gap-deepening run creates more than this many states (default 100,000), every
     /// later run of the solve also bounds its states by the exact tables of pairs of types
@@ -187,11 +188,13 @@ pub struct Dp {
     pub(crate) race_factor: u64,
     /// Once the runs of a solve have created a quarter as many states as the dense DP
     /// ([`DenseDp`]) has cells (its grid of unit vectors times the jobs), and at least 100,000,
-    /// or where the budget would refuse the round, the dense DP finishes the solve if it fits
+    /// or where the budget or the layer limit stops the runs first (and the forced jobs'
+    /// certificate of infeasibility, tried first there, does not hold), the dense DP finishes
+    /// the solve if it fits
     /// the memory of a full layer of states (docs/solver.md step 5, "The dense finish"); the
     /// solution then carries the stat `dense_cells`. On by default (`true`): a round that is
-    /// small for the dense DP is then answered, in at most about twice the dense DP's time, where
-    /// without it the runs could be refused. `false` keeps the solve to its runs. Either gives
+    /// small for the dense DP is then answered, its runs costing about as much as the dense DP
+    /// (measured on one round), where without it the runs could be refused. `false` keeps the solve to its runs. Either gives
     /// the optimum or an error.
     pub dense_finish: bool,
     /// The fewest states after which the dense finish is made (default 100,000); the unit tests
@@ -481,6 +484,16 @@ impl Dp {
             let solution = dense_finish(&dense, problem, stats)?;
             Ok((solution, (!mu.is_empty()).then_some(mu)))
         };
+        // Where the budget or the layer limit stops the runs: the forced jobs' certificate
+        // where no solution is known (`refused`, cheap), then the dense finish where it fits,
+        // else the refusal.
+        let stop =
+            |refusal: SolveError, feasible: bool, runs: u64, states: u64, bound, mu| match refused(
+                problem, refusal, feasible,
+            ) {
+                Err(SolveError::TooLarge { .. }) if dense_fits => finish(runs, states, bound, mu),
+                answer => answer,
+            };
         let mut largest_run = 0u64;
         // The gap of that run.
         let mut largest_gap = 0.0f64;
@@ -498,9 +511,6 @@ impl Dp {
         let mut core_classes: u64;
         let mut last_gap: f64;
         let chosen: Option<Vec<Assignment>> = loop {
-            if states >= dense_after {
-                return finish(runs, states, bound, mu);
-            }
             // Better multipliers once the runs get expensive: the descent of step 2 can stop
             // short of the minimum of L, and every run pays for the excess of L over the LP's
             // value as gap. The runs so far stay valid (each proved the optimum below its
@@ -597,6 +607,11 @@ impl Dp {
                 core_classes = 0;
                 core_jobs = 0;
                 break best.map(|(_, a)| a);
+            }
+            if states >= dense_after {
+                // The tables' memory is freed for the dense DP's.
+                drop(cached.take());
+                return finish(runs, states, bound, mu);
             }
             let incumbent_gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
             if integral {
@@ -863,9 +878,10 @@ impl Dp {
             last_states = dp.states;
             let found = match found {
                 Ok(found) => found,
-                Err(_) if dense_fits => return finish(runs, states, bound, mu),
                 Err(refusal) => {
-                    return refused(problem, refusal, known_feasible || best.is_some());
+                    drop(cached.take());
+                    let feasible = known_feasible || best.is_some();
+                    return stop(refusal, feasible, runs, states, bound, mu);
                 }
             };
             if let Some((total, counts)) = found
@@ -911,9 +927,6 @@ impl Dp {
                         gap
                     };
                     if fit < gap * MIN_STEP {
-                        if dense_fits {
-                            return finish(runs, states, bound, mu);
-                        }
                         let refusal = SolveError::TooLarge {
                             solver: "dp",
                             what: "states over all gap-deepening runs (predicted from the last runs)",
@@ -921,7 +934,9 @@ impl Dp {
                             limit: u128::from(budget),
                             hint: "raise the limit or use --solver ilp",
                         };
-                        return refused(problem, refusal, known_feasible || best.is_some());
+                        drop(cached.take());
+                        let feasible = known_feasible || best.is_some();
+                        return stop(refusal, feasible, runs, states, bound, mu);
                     }
                     cap = fit;
                 }
@@ -1059,6 +1074,8 @@ mod tests {
             testing::agree(&dp, &instance, &BruteForce::default())?;
             let solution = dp.solve(&instance).unwrap();
             prop_assert_eq!(&solution.solver, "dp");
+            // Past the quarter of the cells (the budget, the other way to the finish, is far
+            // past what these instances make).
             if let Some(cells) = solution.stats.dense_cells {
                 let runs = solution.stats.states.unwrap();
                 prop_assert!(runs >= after.max(cells / DENSE_SHARE), "{:?}", solution.stats);
