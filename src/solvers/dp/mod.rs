@@ -487,13 +487,13 @@ impl Dp {
         // Where the budget or the layer limit stops the runs: the forced jobs' certificate
         // where no solution is known (`refused`, cheap), then the dense finish where it fits,
         // else the refusal.
-        let stop =
-            |refusal: SolveError, feasible: bool, runs: u64, states: u64, bound, mu| match refused(
-                problem, refusal, feasible,
-            ) {
+        let stop = |refusal, feasible, runs, states, bound, mu| {
+            let answer = refused(problem, refusal, feasible);
+            match answer {
                 Err(SolveError::TooLarge { .. }) if dense_fits => finish(runs, states, bound, mu),
                 answer => answer,
-            };
+            }
+        };
         let mut largest_run = 0u64;
         // The gap of that run.
         let mut largest_gap = 0.0f64;
