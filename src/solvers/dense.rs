@@ -47,31 +47,42 @@ pub(crate) fn gcd(a: u64, b: u64) -> u64 {
 impl DenseDp {
     /// Grain per type and grid size per type (capacity in grains + 1).
     fn grid(problem: &RoundProblem) -> (Vec<u64>, Vec<u64>) {
-        let k = problem.types();
-        let mut grain = vec![0u64; k];
-        for job in &problem.jobs {
-            for o in &job.options {
-                grain[o.gpu] = gcd(grain[o.gpu], o.units);
-            }
+        let options = problem.jobs.iter().flat_map(|j| &j.options);
+        Self::grid_of(&problem.capacity, options.map(|o| (o.gpu, o.units)))
+    }
+
+    /// [`DenseDp::grid`] from the capacities and the (type, units) of every admissible option,
+    /// for a caller that has them without the jobs (the fast DP's classes: the same options,
+    /// far fewer of them on large rounds).
+    pub(crate) fn grid_of(
+        capacity: &[u64],
+        options: impl IntoIterator<Item = (usize, u64)>,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let mut grain = vec![0u64; capacity.len()];
+        for (gpu, units) in options {
+            grain[gpu] = gcd(grain[gpu], units);
         }
-        let dims = (0..k)
-            .map(|t| {
-                problem.capacity[t]
-                    .checked_div(grain[t])
-                    .map_or(1, |cells| cells + 1)
-            })
+        let dims = capacity
+            .iter()
+            .zip(&grain)
+            .map(|(&c, &g)| c.checked_div(g).map_or(1, |cells| cells + 1))
             .collect();
         (grain, dims)
+    }
+
+    /// States and bytes of a grid of `dims` for `jobs` jobs.
+    pub(crate) fn size(dims: &[u64], jobs: usize) -> (u128, u128) {
+        let states = dims
+            .iter()
+            .fold(1u128, |a, &d| a.saturating_mul(u128::from(d)));
+        let per_state = 16 + jobs as u128;
+        (states, states.saturating_mul(per_state))
     }
 
     /// Number of states and bytes the DP would allocate for `problem`.
     pub fn estimate(problem: &RoundProblem) -> (u128, u128) {
         let (_, dims) = Self::grid(problem);
-        let states = dims
-            .iter()
-            .fold(1u128, |a, &d| a.saturating_mul(u128::from(d)));
-        let per_state = 16 + problem.jobs.len() as u128;
-        (states, states.saturating_mul(per_state))
+        Self::size(&dims, problem.jobs.len())
     }
 
     /// Why the DP refuses `problem` (past [`DenseDp::max_bytes`], or a job of more than 255
@@ -79,6 +90,13 @@ impl DenseDp {
     /// before anything is allocated.
     pub(crate) fn refusal(&self, problem: &RoundProblem) -> Option<SolveError> {
         let (_, bytes) = Self::estimate(problem);
+        let most = problem.jobs.iter().map(|j| j.options.len()).max();
+        self.refusal_of(bytes, most.unwrap_or(0))
+    }
+
+    /// [`DenseDp::refusal`] from the bytes the DP would allocate and the most admissible
+    /// options of one job.
+    pub(crate) fn refusal_of(&self, bytes: u128, most_options: usize) -> Option<SolveError> {
         if bytes > u128::from(self.max_bytes) {
             return Some(SolveError::TooLarge {
                 solver: "dp-dense",
@@ -89,16 +107,11 @@ impl DenseDp {
                 hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",
             });
         }
-        if problem.jobs.iter().any(|j| j.options.len() > 255) {
+        if most_options > 255 {
             return Some(SolveError::TooLarge {
                 solver: "dp-dense",
                 what: "admissible options in one job",
-                needed: problem
-                    .jobs
-                    .iter()
-                    .map(|j| j.options.len())
-                    .max()
-                    .unwrap_or(0) as u128,
+                needed: most_options as u128,
                 limit: 255,
                 hint: "use the fast solver (--solver dp) or the ILP (--solver ilp)",
             });

@@ -326,21 +326,33 @@ fn refused(
     Err(refusal)
 }
 
+/// The dense DP's cells for `problem` (its grid of unit vectors times the jobs), from the
+/// classes' choices (the jobs' options), or `None` where `dense` would refuse the round.
+fn grid_cells(dense: &DenseDp, problem: &RoundProblem, classes: &[Class]) -> Option<u64> {
+    let options = |c: &'_ Class| c.choices.iter().filter(|ch| ch.gpu.is_some()).count();
+    let sizes = classes.iter().flat_map(|c| &c.choices);
+    let sizes = sizes.filter_map(|ch| ch.gpu.map(|k| (k, ch.units)));
+    let (_, dims) = DenseDp::grid_of(&problem.capacity, sizes);
+    let (grid, bytes) = DenseDp::size(&dims, problem.jobs.len());
+    let most = classes.iter().map(options).max().unwrap_or(0);
+    if dense.refusal_of(bytes, most).is_some() {
+        return None;
+    }
+    let cells = grid.saturating_mul(problem.jobs.len() as u128);
+    Some(u64::try_from(cells).unwrap_or(u64::MAX))
+}
+
 /// The dense finish (docs/solver.md step 5): the dense DP's answer as the fast DP's, with the
-/// stats of the runs made before it (`stats`) and the dense DP's cells.
+/// stats of the runs made before it and the dense DP's cells (`stats`).
 fn dense_finish(
     dense: &DenseDp,
     problem: &RoundProblem,
     stats: SolveStats,
 ) -> Result<Solution, SolveError> {
     let answer = dense.solve_problem(problem)?;
-    let cells = answer.stats.states;
     Ok(Solution {
         solver: "dp".to_string(),
-        stats: SolveStats {
-            dense_cells: cells.map(|c| c.saturating_mul(problem.jobs.len() as u64)),
-            ..stats
-        },
+        stats,
         ..answer
     })
 }
@@ -460,23 +472,25 @@ impl Dp {
         // The dense finish: once the runs have created this many states, or where the budget
         // would refuse the round, the dense DP solves it (`dense_fits`; u64::MAX states where
         // it is off or the dense DP would refuse the round).
+        // Sized from the classes, whose choices are the jobs' options: a pass over every option
+        // of a 10,000-job round took 0.27 ms, against a solve of 1.5 ms.
         let dense = DenseDp::default().with_max_bytes(dense_bytes(self.max_states));
-        let dense_fits = self.dense_finish && dense.refusal(problem).is_none();
-        let dense_after = if dense_fits {
-            let (grid, _) = DenseDp::estimate(problem);
-            let share = grid.saturating_mul(n as u128) / u128::from(DENSE_SHARE);
-            u64::try_from(share)
-                .unwrap_or(u64::MAX)
-                .max(self.dense_after_states)
+        let dense_cells = if self.dense_finish {
+            grid_cells(&dense, problem, &classes)
         } else {
-            u64::MAX
+            None
         };
+        let dense_fits = dense_cells.is_some();
+        let dense_after = dense_cells.map_or(u64::MAX, |cells| {
+            (cells / DENSE_SHARE).max(self.dense_after_states)
+        });
         // The dense finish, with the stats of the runs made so far and the multipliers.
         let finish = |runs: u64, states: u64, bound: f64, mu: Vec<f64>| {
             let stats = SolveStats {
                 classes: Some(classes.len() as u64),
                 runs: Some(runs),
                 states: Some(states),
+                dense_cells,
                 lagrangian_bound: Some(bound),
                 seconds_bound: Some(seconds_bound),
                 ..SolveStats::default()
