@@ -739,6 +739,15 @@ mod tests {
         );
     }
 
+    /// One job that fits one v100: every solver answers it `optimal`.
+    fn one_job() -> Instance {
+        Instance::builder()
+            .gpu_type("v100", 1, 4, &[1, 2, 4])
+            .job(JobSpec::new("a").time("v100", 4, 0.25))
+            .build()
+            .unwrap()
+    }
+
     fn one_gpu_two_forced() -> Instance {
         // Two jobs forced onto one whole GPU: the v100 holds 4 units, they need 8.
         let job = |id: &str| JobSpec::new(id).time("v100", 4, 1.0).deficit(5.0);
@@ -800,11 +809,7 @@ mod tests {
     /// whole, keys no field names included.
     #[test]
     fn stats_round_trip_through_the_file_format() {
-        let instance = Instance::builder()
-            .gpu_type("v100", 1, 4, &[1, 2, 4])
-            .job(JobSpec::new("a").time("v100", 4, 0.25))
-            .build()
-            .unwrap();
+        let instance = one_job();
         let solution = Dp::default().solve(&instance).unwrap();
         let text = solution.to_json(&instance).to_string();
         let keys: Vec<String> = serde_json::from_str::<Value>(&text).unwrap()["stats"]
@@ -835,11 +840,7 @@ mod tests {
     /// non-numeric one, is refused by that path.
     #[test]
     fn a_feasible_solution_gives_its_gap() {
-        let instance = Instance::builder()
-            .gpu_type("v100", 1, 4, &[1, 2, 4])
-            .job(JobSpec::new("a").time("v100", 4, 0.25))
-            .build()
-            .unwrap();
+        let instance = one_job();
         let mut doc = Dp::default().solve(&instance).unwrap().to_json(&instance);
         doc["status"] = Value::from("feasible");
         for (gap, read) in [(Value::from(0.25), 0.25), (Value::Null, f64::INFINITY)] {
