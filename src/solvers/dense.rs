@@ -85,17 +85,10 @@ impl DenseDp {
         Self::size(&dims, problem.jobs.len())
     }
 
-    /// Why the DP refuses `problem` (past [`DenseDp::max_bytes`], or a job of more than 255
-    /// admissible options, which its one byte per choice cannot record), or `None`: checked
-    /// before anything is allocated.
-    pub(crate) fn refusal(&self, problem: &RoundProblem) -> Option<SolveError> {
-        let (_, bytes) = Self::estimate(problem);
-        let most = problem.jobs.iter().map(|j| j.options.len()).max();
-        self.refusal_of(bytes, most.unwrap_or(0))
-    }
-
-    /// [`DenseDp::refusal`] from the bytes the DP would allocate and the most admissible
-    /// options of one job.
+    /// Why the DP refuses a problem whose grid takes `bytes` and whose jobs have at most
+    /// `most_options` admissible options each (past [`DenseDp::max_bytes`], or more than 255
+    /// options, which its one byte per choice cannot record), or `None`: checked before
+    /// anything is allocated.
     pub(crate) fn refusal_of(&self, bytes: u128, most_options: usize) -> Option<SolveError> {
         if bytes > u128::from(self.max_bytes) {
             return Some(SolveError::TooLarge {
@@ -126,13 +119,15 @@ impl Solver for DenseDp {
     }
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
-        if let Some(refusal) = self.refusal(problem) {
+        // The grid once: its guard, then the recurrence over it.
+        let (grain, dims) = Self::grid(problem);
+        let (states, bytes) = Self::size(&dims, problem.jobs.len());
+        let most = problem.jobs.iter().map(|j| j.options.len()).max();
+        if let Some(refusal) = self.refusal_of(bytes, most.unwrap_or(0)) {
             return Err(refusal);
         }
-        let (states, _) = Self::estimate(problem);
         // Fits in memory, so it fits in usize.
         let states = states as usize;
-        let (grain, dims) = Self::grid(problem);
         let k = problem.types();
         let mut stride = vec![1usize; k];
         for t in 1..k {
