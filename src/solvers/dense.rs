@@ -8,11 +8,14 @@
 //!
 //! Time O(n * prod_k (C_k/g_k + 1) * |O|), memory O(prod_k (C_k/g_k + 1) * (n + 16)) bytes: one
 //! byte per job and state records the choice for reconstruction. The guard computes both before
-//! allocating and refuses past [`DenseDp::max_bytes`].
+//! allocating and refuses past [`DenseDp::max_bytes`]. With a time limit
+//! ([`DenseDp::time_limit`]) it looks at the clock before each job's pass over the grid.
 //! Reference: the textbook DP for the multiple-choice knapsack problem (Kellerer, Pferschy and
 //! Pisinger, *Knapsack Problems*, Springer 2004, section 11.5), with one capacity per GPU type.
 
-use super::{SolveError, Solver};
+use std::time::Instant;
+
+use super::{SolveError, Solver, deadline};
 use crate::formulation::RoundProblem;
 use crate::solution::{Infeasibility, SolveStats};
 use crate::solution::{Solution, Status};
@@ -24,11 +27,20 @@ use crate::solution::{Solution, Status};
 pub struct DenseDp {
     /// Largest memory the DP may allocate, in bytes (default 2 GiB).
     pub max_bytes: u64,
+    /// Wall-time limit of a solve in seconds (default `None`: no limit). The DP has no answer
+    /// before its last job's pass, so past the limit it stops with
+    /// [`SolveError::NoSolutionWithinLimit`]; it looks at the clock before each job's pass,
+    /// one pass over the grid (its states times the job's options). A limit that is not a
+    /// number >= 0 counts as 0.
+    pub time_limit: Option<f64>,
 }
 
 impl Default for DenseDp {
     fn default() -> Self {
-        DenseDp { max_bytes: 2 << 30 }
+        DenseDp {
+            max_bytes: 2 << 30,
+            time_limit: None,
+        }
     }
 }
 
@@ -36,6 +48,12 @@ impl DenseDp {
     /// Sets the memory limit in bytes.
     pub fn with_max_bytes(mut self, bytes: u64) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// Sets the time limit in seconds (`None`: no limit).
+    pub fn with_time_limit(mut self, seconds: Option<f64>) -> Self {
+        self.time_limit = seconds;
         self
     }
 }
@@ -119,6 +137,19 @@ impl Solver for DenseDp {
     }
 
     fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        self.solve_until(problem, deadline(Instant::now(), self.time_limit))
+    }
+}
+
+impl DenseDp {
+    /// The solve, stopped with [`SolveError::NoSolutionWithinLimit`] where `until` passes
+    /// before the last job's pass: the fast DP's dense finish gives it what is left of its
+    /// own limit.
+    pub(crate) fn solve_until(
+        &self,
+        problem: &RoundProblem,
+        until: Option<Instant>,
+    ) -> Result<Solution, SolveError> {
         // The grid once: its guard, then the recurrence over it.
         let (grain, dims) = Self::grid(problem);
         let (states, bytes) = Self::size(&dims, problem.jobs.len());
@@ -142,6 +173,15 @@ impl Solver for DenseDp {
         // The grid coordinate of every state along every type, computed once.
         let coord = |idx: usize, t: usize| (idx / stride[t]) % dims[t] as usize;
         for (j, job) in problem.jobs.iter().enumerate() {
+            if until.is_some_and(|d| Instant::now() >= d) {
+                return Err(SolveError::NoSolutionWithinLimit {
+                    solver: "dp-dense",
+                    limit: match self.time_limit {
+                        Some(t) => format!("the time limit of {t} s"),
+                        None => "the time limit".to_string(),
+                    },
+                });
+            }
             let may_idle = job.may_idle();
             let row = &mut choice[j * states..(j + 1) * states];
             for idx in 0..states {
@@ -203,5 +243,40 @@ impl Solver for DenseDp {
             Solution::from_assignments("dp-dense", Status::Optimal, problem, assignments)
                 .with_stats(stats),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Instance;
+
+    /// Past its time limit before its last job's pass the dense DP has no answer, and says
+    /// so; a limit that is not a number >= 0 counts as 0, an infinite one as none.
+    #[test]
+    fn the_dense_dp_stops_at_its_time_limit() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/instances/gavel-8x3-40.json");
+        let instance = Instance::from_path(path).unwrap();
+        for limit in [0.0, -1.0, f64::NAN] {
+            let answer = DenseDp::default()
+                .with_time_limit(Some(limit))
+                .solve(&instance);
+            assert!(
+                matches!(
+                    answer,
+                    Err(SolveError::NoSolutionWithinLimit {
+                        solver: "dp-dense",
+                        ..
+                    })
+                ),
+                "{limit}: {answer:?}"
+            );
+        }
+        let unlimited = DenseDp::default().solve(&instance).unwrap();
+        let infinite = DenseDp::default().with_time_limit(Some(f64::INFINITY));
+        assert_eq!(
+            infinite.solve(&instance).unwrap().objective,
+            unlimited.objective
+        );
     }
 }

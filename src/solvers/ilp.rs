@@ -37,7 +37,7 @@ use highs::{
     ColProblem, HighsModelStatus, HighsOptionValue, HighsSolutionStatus, Model, Sense, SolvedModel,
 };
 
-use super::{SolveError, Solver};
+use super::{SolveError, Solver, relative_gap};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
@@ -211,16 +211,6 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
         .map(|s| (*s).to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".to_string())
-}
-
-/// The relative gap HiGHS uses, |bound - objective| / |objective| (0 when both are 0).
-fn relative_gap(objective: f64, bound: f64) -> f64 {
-    let gap = (bound - objective).max(0.0);
-    if objective == 0.0 {
-        if gap == 0.0 { 0.0 } else { f64::INFINITY }
-    } else {
-        gap / objective.abs()
-    }
 }
 
 /// Node count of the branch and bound, an int64 info value the `highs` crate does not read.

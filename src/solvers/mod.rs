@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::formulation::RoundProblem;
 use crate::instance::Instance;
@@ -173,12 +173,35 @@ impl WarmStart {
     }
 }
 
+/// When a solve that began at `start` must stop under the time limit `limit`, in seconds:
+/// `None` without a limit, with an infinite one or one too far to count; a limit that is not a
+/// number >= 0 counts as 0 (the solve stops at its first look at the clock).
+pub(crate) fn deadline(start: Instant, limit: Option<f64>) -> Option<Instant> {
+    let limit = limit?;
+    let seconds = if limit >= 0.0 { limit } else { 0.0 };
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .and_then(|d| start.checked_add(d))
+}
+
+/// The relative gap of a solution worth `objective` to a proven `bound` on the optimum, as
+/// solution files give it (`stats.gap`): (bound - objective) / |objective|, 0 where both are 0,
+/// infinite where only the objective is.
+pub(crate) fn relative_gap(objective: f64, bound: f64) -> f64 {
+    let gap = (bound - objective).max(0.0);
+    if objective == 0.0 {
+        if gap == 0.0 { 0.0 } else { f64::INFINITY }
+    } else {
+        gap / objective.abs()
+    }
+}
+
 /// Settings shared by the solvers; each solver reads the ones that apply to it. Start from
 /// `SolverConfig::default()` and set the fields you need.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SolverConfig {
-    /// Wall-time limit in seconds (ILP). `None`: no limit.
+    /// Wall-time limit in seconds (the ILP and both DPs; [`Dp::time_limit`]). `None`: no limit.
     pub time_limit: Option<f64>,
     /// Relative MIP gap at which the ILP may stop (default 0: exact).
     pub mip_rel_gap: Option<f64>,
@@ -240,7 +263,10 @@ impl SolverKind {
     pub fn build(self, config: &SolverConfig) -> Box<dyn Solver> {
         match self {
             SolverKind::Dp => {
-                let mut dp = Dp::default();
+                let mut dp = Dp {
+                    time_limit: config.time_limit,
+                    ..Dp::default()
+                };
                 if let Some(b) = config.max_bytes {
                     // About 100 bytes per state of the layer being built.
                     dp.max_states = usize::try_from(b / 100).unwrap_or(usize::MAX).max(1);
@@ -248,7 +274,7 @@ impl SolverKind {
                 Box::new(dp)
             }
             SolverKind::DenseDp => {
-                let mut dp = DenseDp::default();
+                let mut dp = DenseDp::default().with_time_limit(config.time_limit);
                 if let Some(b) = config.max_bytes {
                     dp.max_bytes = b;
                 }

@@ -22,7 +22,7 @@ pub struct BenchArgs {
     /// Runs per solver and instance (1 to 100,000); the median time is reported.
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// Time limit in seconds (ilp).
+    /// Time limit in seconds per solve (ilp, dp, dp-dense).
     #[arg(long)]
     time_limit: Option<f64>,
     /// Also write the table as CSV to this file.

@@ -32,7 +32,8 @@ pub struct SolverArgs {
     /// dp+ilp (dp, and the ilp for a round dp refuses as too large; what `rounds` uses for dp).
     #[arg(long, default_value = "dp")]
     solver: String,
-    /// Time limit in seconds per solve (ilp).
+    /// Time limit in seconds per solve (ilp, dp, dp-dense; stopped, a solver answers with the
+    /// best solution it has as `feasible`, with its gap, or exits 1 without one).
     #[arg(long)]
     time_limit: Option<f64>,
     /// Relative MIP gap at which the ilp may stop (default 0: exact).

@@ -849,6 +849,58 @@ fn every_field_deleted_in_turn_is_refused_by_name_or_defaulted() {
 // ---- limits
 
 #[test]
+fn the_dp_stops_at_its_time_limit_with_its_greedy_solution() {
+    // A nanosecond has passed by the DP's first look at the clock, after its multipliers and
+    // greedy (step 3): it answers with the greedy's solution, its gap to the Lagrangian bound.
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../instances/gavel-250x3-3000.json");
+    let r = run(&[
+        "solve",
+        "--json",
+        "--solver",
+        "dp",
+        "--time-limit",
+        "1e-9",
+        s(&file),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["status"], "feasible", "{}", clip(&r.stdout));
+    let (objective, bound) = (doc["objective"].as_f64(), doc["stats"]["bound"].as_f64());
+    let (Some(objective), Some(bound)) = (objective, bound) else {
+        panic!("{}", clip(&r.stdout));
+    };
+    // The optimum (1289.456147052, the README's solve) lies between the two.
+    assert!(
+        objective < 1289.456147052 && 1289.456147052 < bound,
+        "{objective} {bound}"
+    );
+    let gap = doc["stats"]["gap"].as_f64().unwrap();
+    assert!(
+        (gap - (bound - objective) / objective).abs() < 1e-12,
+        "{gap}"
+    );
+    let solution = scratch("dp-limit.solution.json", &r.stdout);
+    assert_eq!(run(&["verify", s(&file), s(&solution)]).code, 0);
+    // The dense DP has no answer before its last job: exit 1, saying so.
+    let small = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../instances/gavel-8x3-40.json");
+    let r = run(&[
+        "solve",
+        "--solver",
+        "dp-dense",
+        "--time-limit",
+        "1e-9",
+        s(&small),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("dp-dense: stopped by the time limit")
+            && r.stderr.contains("before any solution"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn the_ilp_stops_at_its_time_limit() {
     // 3,000 jobs on a 250 x 3 cluster: far more than HiGHS proves optimal in 0.2 s.
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../instances/gavel-250x3-3000.json");

@@ -20,6 +20,8 @@
 //! 83 (1995) 394-410 (core, bounds, dominance); Kellerer, Pferschy and Pisinger, *Knapsack
 //! Problems*, Springer 2004, chapters 5 and 11 (bounds from the LP relaxation, dominance).
 
+use std::time::Instant;
+
 use rustc_hash::FxHashMap;
 
 use super::classes::{Choice, Class, best_rc, rc};
@@ -145,6 +147,29 @@ pub(super) struct ClassDp<'a> {
     /// Tables built by the caller for exactly this run's core, kept choices and residual (then
     /// `tables` is not used): gap deepening builds them once for several runs.
     pub(super) prebuilt: Option<&'a TypeTables>,
+    /// When the solve's time limit ends (`Dp::time_limit`): past it the run stops with
+    /// [`SolveError::NoSolutionWithinLimit`], checked before each class and every
+    /// [`DEADLINE_EVERY`] new states.
+    pub(super) deadline: Option<Instant>,
+}
+
+/// How many new states a run makes between two looks at the clock: a state costs tens of
+/// nanoseconds, a look at the clock about as much, so the check costs nothing measurable and
+/// the run stops within a fraction of a millisecond of its deadline.
+const DEADLINE_EVERY: usize = 4096;
+
+/// Whether `deadline` has passed.
+pub(super) fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// The error of a run or solve stopped by its time limit; the driver replaces it by its
+/// incumbent where it has one.
+pub(super) fn out_of_time() -> SolveError {
+    SolveError::NoSolutionWithinLimit {
+        solver: "dp",
+        limit: "the time limit".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +192,7 @@ impl<'a> ClassDp<'a> {
             tables: 0,
             dropped: f64::NEG_INFINITY,
             prebuilt: None,
+            deadline: None,
         }
     }
 }
@@ -730,6 +756,9 @@ impl ClassDp<'_> {
         let mut trail: Vec<Vec<Step>> = Vec::with_capacity(m);
         let mut row = vec![0u64; k];
         for (i, &c) in core.iter().enumerate() {
+            if past(self.deadline) {
+                return Err(out_of_time());
+            }
             let cs = &self.kept[c];
             let width = cs.len();
             let n = self.classes[c].jobs.len() as u64;
@@ -963,6 +992,12 @@ impl ClassDp<'_> {
                                         limit: u128::from(self.spent + self.limit),
                                         hint: "raise the limit or use --solver ilp",
                                     });
+                                }
+                                if n_values.len() % DEADLINE_EVERY == DEADLINE_EVERY - 1
+                                    && past(self.deadline)
+                                {
+                                    self.states += n_values.len() as u64;
+                                    return Err(out_of_time());
                                 }
                                 index.insert(key, n - rest, n_values.len() as u32);
                                 n_units.extend_from_slice(&row);
