@@ -48,12 +48,20 @@ create_exception!(
     "A RoundScheduler call the scheduler refuses (unknown or duplicate job, no plan to report, a bad throughput, ...)."
 );
 
-/// The solver a name stands for, as `stsfair solve --solver` reads it.
-fn solver(name: &str) -> PyResult<Box<dyn Solver>> {
+/// The solver a name stands for, as `stsfair solve --solver` reads it, with the time limit
+/// of `--time-limit` (seconds a solve, `None`: none; the ILP and both DPs honour it).
+fn solver(name: &str, time_limit: Option<f64>) -> PyResult<Box<dyn Solver>> {
+    if let Some(t) = time_limit.filter(|t| !(*t > 0.0 && t.is_finite())) {
+        return Err(PyValueError::new_err(format!(
+            "time_limit must be a finite number of seconds > 0, or None (got {t})"
+        )));
+    }
+    let mut config = SolverConfig::default();
+    config.time_limit = time_limit;
     SolverKind::ALL
         .iter()
         .find(|k| k.name() == name)
-        .map(|k| k.build(&SolverConfig::default()))
+        .map(|k| k.build(&config))
         .ok_or_else(|| {
             let names: Vec<&str> = SolverKind::ALL.iter().map(|k| k.name()).collect();
             PyValueError::new_err(format!(
@@ -287,13 +295,14 @@ fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 /// `stsfair.solve`: the `stsfair-solution/1` document of the instance's solution, with the GIL
 /// released while parsing, solving and writing.
 #[pyfunction]
-#[pyo3(signature = (instance, solver = "dp"))]
+#[pyo3(signature = (instance, solver = "dp", time_limit = None))]
 fn solve<'py>(
     py: Python<'py>,
     instance: &Bound<'py, PyAny>,
     solver: &str,
+    time_limit: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let solver = self::solver(solver)?;
+    let solver = self::solver(solver, time_limit)?;
     let doc = Document::from_py(instance)?;
     enum Failure {
         Instance(String),
@@ -480,14 +489,15 @@ fn plan_dict<'py>(
 #[pymethods]
 impl Scheduler {
     #[new]
-    #[pyo3(signature = (cluster, solver = "dp", prices = "off", second_stage = None))]
+    #[pyo3(signature = (cluster, solver = "dp", prices = "off", second_stage = None, time_limit = None))]
     fn new(
         cluster: &Bound<'_, PyAny>,
         solver: &str,
         prices: &str,
         second_stage: Option<f64>,
+        time_limit: Option<f64>,
     ) -> PyResult<Scheduler> {
-        let solver = self::solver(solver)?;
+        let solver = self::solver(solver, time_limit)?;
         let cluster = Document::from_py(cluster)?
             .instance()
             .map_err(InstanceError::new_err)?;
@@ -593,14 +603,15 @@ impl Scheduler {
     }
 
     #[staticmethod]
-    #[pyo3(signature = (snapshot, solver = "dp", prices = "off", second_stage = None))]
+    #[pyo3(signature = (snapshot, solver = "dp", prices = "off", second_stage = None, time_limit = None))]
     fn restore(
         snapshot: &Bound<'_, PyAny>,
         solver: &str,
         prices: &str,
         second_stage: Option<f64>,
+        time_limit: Option<f64>,
     ) -> PyResult<Scheduler> {
-        let solver = self::solver(solver)?;
+        let solver = self::solver(solver, time_limit)?;
         // The text `snapshot()` returned, or the dict `json.loads` makes of it; anything else
         // is no snapshot (`InstanceError`, as every invalid document).
         let text: String = if snapshot.is_instance_of::<PyString>() {

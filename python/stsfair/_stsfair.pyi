@@ -19,8 +19,8 @@ class SolveError(RuntimeError):
 class SchedulerError(ValueError):
     """A RoundScheduler call the scheduler refuses (unknown or duplicate job, no plan to report, ...)."""
 
-def solve(instance: Document, solver: str = "dp") -> Dict[str, Any]:
-    """Solves one round; returns the stsfair-solution/1 document (as `stsfair solve --json`). Releases the GIL."""
+def solve(instance: Document, solver: str = "dp", time_limit: Optional[float] = None) -> Dict[str, Any]:
+    """Solves one round; returns the stsfair-solution/1 document (as `stsfair solve --json`). Releases the GIL. time_limit: seconds (finite, > 0) a solve may take, as `--time-limit`: stopped, dp answers with its best solution as "feasible" (stats.gap, stats.bound), dp-dense and a dp without one raise SolveError."""
 
 def verify(instance: Document, solution: Document) -> None:
     """Recomputes `solution` from `instance`; raises VerifyError naming what is wrong."""
@@ -31,8 +31,8 @@ def solvers() -> List[str]:
 class RoundScheduler:
     """The round-based fair scheduler: deficits across rounds, relaxation, placement."""
 
-    def __init__(self, cluster: Document, solver: str = "dp", prices: str = "off", second_stage: Optional[float] = None) -> None:
-        """prices: "off" (MODEL.md section 4 as is) or "lp" (forced jobs' service priced by the long-run LP, as `stsfair rounds` by default; needs a build with HiGHS). second_stage: None, or an exponent in [0, 1]: after the round problem chooses who runs, where they run is chosen again with the weights raised to it (docs/rounds.md); SchedulerError outside [0, 1]."""
+    def __init__(self, cluster: Document, solver: str = "dp", prices: str = "off", second_stage: Optional[float] = None, time_limit: Optional[float] = None) -> None:
+        """time_limit: seconds each solve of a plan may take (a relaxed round makes several), as `solve`'s. prices: "off" (MODEL.md section 4 as is) or "lp" (forced jobs' service priced by the long-run LP, as `stsfair rounds` by default; needs a build with HiGHS). second_stage: None, or an exponent in [0, 1]: after the round problem chooses who runs, where they run is chosen again with the weights raised to it (docs/rounds.md); SchedulerError outside [0, 1]."""
     def add_job(self, job: Mapping[str, Any]) -> None:
         """Adds a job object of the format (id, times, optional weight, workers, deficit)."""
     def remove_job(self, id: str) -> float:
@@ -48,8 +48,8 @@ class RoundScheduler:
     def snapshot(self) -> str:
         """The scheduler's whole state as a stsfair-scheduler/1 JSON document."""
     @staticmethod
-    def restore(snapshot: str, solver: str = "dp", prices: str = "off", second_stage: Optional[float] = None) -> "RoundScheduler":
-        """A scheduler from a snapshot (which holds neither `prices` nor `second_stage`: give the same again); raises InstanceError naming the field of a bad one."""
+    def restore(snapshot: str, solver: str = "dp", prices: str = "off", second_stage: Optional[float] = None, time_limit: Optional[float] = None) -> "RoundScheduler":
+        """A scheduler from a snapshot (which holds neither `prices`, `second_stage` nor `time_limit`: give the same again); raises InstanceError naming the field of a bad one."""
     def deficits(self) -> Dict[str, float]:
         """D_j of every active job, in the order they were added."""
     @property

@@ -109,6 +109,29 @@ def test_solver_limit_is_a_solve_error():
         stsfair.solve(INSTANCES / "gavel-36x3-300.json", solver="brute")
 
 
+def test_a_time_limit_gives_the_dp_greedy_solution_as_feasible(cli):
+    # A nanosecond has passed by the DP's first look at the clock: its greedy solution, with its
+    # gap to the Lagrangian bound, the CLI's answer with the same limit.
+    path = INSTANCES / "gavel-250x3-3000.json"
+    got = stsfair.solve(path, time_limit=1e-9)
+    assert got["status"] == "feasible"
+    assert got["objective"] < 1289.456147052 < got["stats"]["bound"]
+    assert got["stats"]["gap"] > 0
+    stsfair.verify(path, got)
+    expected = json.loads(cli("solve", path, "--json", "--time-limit", "1e-9").stdout)
+    assert got["assignments"] == expected["assignments"]
+    assert got["stats"]["bound"] == expected["stats"]["bound"]
+    # The dense DP has no answer before its last job.
+    with pytest.raises(stsfair.SolveError, match="time limit"):
+        stsfair.solve(INSTANCES / "gavel-8x3-40.json", solver="dp-dense", time_limit=1e-9)
+    for bad in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="time_limit"):
+            stsfair.solve(path, time_limit=bad)
+    # A scheduler's solves have it too.
+    with pytest.raises(ValueError, match="time_limit"):
+        stsfair.RoundScheduler(json.loads(path.read_text()), time_limit=0)
+
+
 def test_numbers_round_trip_exactly():
     path = INSTANCES / "gavel-8x3-40.json"
     got = stsfair.solve(path)

@@ -315,12 +315,15 @@ impl std::fmt::Display for SolverKind {
 }
 
 /// Solves with `first`, and with `then` when `first` refuses the problem as too large
-/// ([`SolveError::TooLarge`]): for a scheduler whose rounds must never fail (`--solver dp+ilp`).
+/// ([`SolveError::TooLarge`]) or stops at its time limit without a solution
+/// ([`SolveError::NoSolutionWithinLimit`]; `then` then has its own limit, so a solve can take
+/// both): for a scheduler whose rounds must never fail (`--solver dp+ilp`).
 /// A solution that came from `then` carries the stat `fallback_from` (the first solver's name).
 pub struct Fallback {
     /// The solver tried first.
     pub first: Box<dyn Solver>,
-    /// The solver used when `first` says the problem is too large.
+    /// The solver used when `first` says the problem is too large, or has no solution
+    /// within its time limit.
     pub then: Box<dyn Solver>,
     /// How many problems went to `then`; keep a clone of the `Arc` to read it while the solver
     /// is owned elsewhere (a round scheduler, a simulation).
@@ -328,7 +331,8 @@ pub struct Fallback {
 }
 
 impl Fallback {
-    /// Tries `first`, then `then` on problems `first` refuses as too large.
+    /// Tries `first`, then `then` on problems `first` refuses as too large or has no solution
+    /// for within its time limit.
     pub fn new(first: impl Solver + 'static, then: impl Solver + 'static) -> Fallback {
         Fallback {
             first: Box::new(first),
@@ -354,7 +358,7 @@ impl Solver for Fallback {
         warm: &mut WarmStart,
     ) -> Result<Solution, SolveError> {
         match self.first.solve_problem_warm(problem, warm) {
-            Err(SolveError::TooLarge { .. }) => {
+            Err(SolveError::TooLarge { .. } | SolveError::NoSolutionWithinLimit { .. }) => {
                 self.fallbacks.fetch_add(1, Ordering::Relaxed);
                 self.then.solve_problem(problem).map(|mut s| {
                     s.stats.fallback_from = Some(self.first.name().to_string());
@@ -363,5 +367,37 @@ impl Solver for Fallback {
             }
             other => other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Instance;
+
+    /// `Fallback` asks its second solver where the first refuses the round as too large or
+    /// has no solution within its time limit, says so in the stat `fallback_from` and counts
+    /// it; any other answer of the first is returned as it is.
+    #[test]
+    fn the_fallback_answers_where_the_first_solver_cannot() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/instances/gavel-8x3-40.json");
+        let instance = Instance::from_path(path).unwrap();
+        let optimum = Dp::default().solve(&instance).unwrap().objective;
+        let too_large = DenseDp::default().with_max_bytes(1);
+        let out_of_time = DenseDp::default().with_time_limit(Some(0.0));
+        for first in [too_large, out_of_time] {
+            let fallback = Fallback::new(first, Dp::default());
+            let solution = fallback.solve(&instance).unwrap();
+            assert_eq!(solution.solver, "dp");
+            assert_eq!(solution.objective, optimum);
+            assert_eq!(solution.stats.fallback_from.as_deref(), Some("dp-dense"));
+            assert_eq!(fallback.fallbacks.load(Ordering::Relaxed), 1);
+        }
+        // An answer of the first solver is its own.
+        let fallback = Fallback::new(DenseDp::default(), Dp::default());
+        let solution = fallback.solve(&instance).unwrap();
+        assert_eq!(solution.solver, "dp-dense");
+        assert_eq!(solution.stats.fallback_from, None);
+        assert_eq!(fallback.fallbacks.load(Ordering::Relaxed), 0);
     }
 }

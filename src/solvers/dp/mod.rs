@@ -197,16 +197,19 @@ pub struct Dp {
     /// (measured on one round), where without it the runs could be refused. `false` keeps the solve to its runs. Either gives
     /// the optimum or an error.
     pub dense_finish: bool,
-    /// Wall-time limit of a solve in seconds (default `None`: no limit;
-    /// [`SolverConfig::time_limit`](crate::SolverConfig::time_limit)). The DP looks at the
-    /// clock between its steps, before each class of a run and every few thousand states, and
+    /// Wall-time limit of [`Solver::solve_problem`] in seconds (default `None`: no limit;
+    /// [`SolverConfig::time_limit`](crate::SolverConfig::time_limit); deriving the round
+    /// problem, which [`Solver::solve`] does first, is not counted). The DP looks at the clock
+    /// between its steps, before each class of a run and every 4,096 counts it evaluates, and
     /// before each job of the dense finish; a step it does not interrupt (the multipliers'
-    /// descent and smoothing, a table's build) can take it past the limit on large rounds.
-    /// Stopped, it answers with the best solution it knows (the greedy's, step 3) as
-    /// `feasible`, its relative gap to the best bound proven so far (the stat `bound`: the
-    /// Lagrangian bound, or the floor of a run that found nothing), or `optimal` where that
-    /// bound proves it; without one, with [`SolveError::NoSolutionWithinLimit`]. A limit
-    /// that is not a number >= 0 counts as 0.
+    /// descent and smoothing, a table's build, one job's pass of the dense finish) can take
+    /// it past the limit on large rounds. Stopped, it answers with the best solution it knows
+    /// (the greedy's, step 3) as `feasible`, its relative gap to the best bound proven so far
+    /// (the stat `bound`: the least of the Lagrangian bound, the ceiling's integer where every
+    /// value is an integer, and the floor of a run that found nothing), or `optimal` where
+    /// that bound proves it; without one, with [`SolveError::NoSolutionWithinLimit`] (which
+    /// [`Fallback`](crate::Fallback) passes to its second solver). A limit that is not a
+    /// number >= 0 counts as 0.
     pub time_limit: Option<f64>,
     /// The fewest states after which the dense finish is made (default 100,000); the unit tests
     /// set 0.
@@ -575,10 +578,13 @@ impl Dp {
                 dense_cells,
                 ..stats_at(&now)
             };
-            match dense_finish(&dense, problem, stats, until) {
-                Err(SolveError::NoSolutionWithinLimit { .. }) => at_limit(now, mu),
-                answer => answer.map(|s| (s, warm(mu))),
-            }
+            let answer = match dense_finish(&dense, problem, stats.clone(), until) {
+                Err(SolveError::NoSolutionWithinLimit { .. }) => {
+                    stopped_by_limit(problem, now.best, now.upper, self.time_limit, stats)
+                }
+                answer => answer,
+            };
+            answer.map(|s| (s, warm(mu)))
         };
         // The optimum is below the floor of every run that found nothing (Lemma 3 of
         // docs/solver.md), whatever the multipliers: the least such floor, for `Progress`.
@@ -587,6 +593,10 @@ impl Dp {
         // where no solution is known (`refused`, cheap), then the dense finish where it fits,
         // else the refusal.
         let stop = |refusal, feasible, now: Progress, mu| {
+            // The certificate can take tens of milliseconds: not past the limit.
+            if past(until) {
+                return at_limit(now, mu);
+            }
             let answer = refused(problem, refusal, feasible);
             match answer {
                 Err(SolveError::TooLarge { .. }) if dense_fits => finish(now, mu),
