@@ -207,6 +207,11 @@ pub struct RoundPlan {
     /// the stat `fallback_from`): the round's first solve, the relaxation's count problem or
     /// its final solve.
     pub fallback_solves: usize,
+    /// How many of those solves answered `feasible`: a limit stopped them with a valid solution
+    /// not proven optimal (the time limit, `Dp::time_limit`, or an ILP's gap). Then the plan
+    /// may be worth less than the round's optimum, and a relaxation may keep fewer forced jobs
+    /// than fit (docs/rounds.md, "With a time limit"). 0 without limits.
+    pub feasible_solves: usize,
     /// The instance that was solved: the active jobs with their deficits, those of relaxed jobs
     /// lowered so that they are not forced. [`crate::verify`] accepts `solution` against it.
     pub instance: Instance,
@@ -746,12 +751,15 @@ impl RoundScheduler {
         self.warm = warm;
         let mut solution = solved?;
         let mut fallback_solves = usize::from(solution.stats.fallback_from.is_some());
+        let stopped = |s: &Solution| usize::from(matches!(s.status, Status::Feasible { .. }));
+        let mut feasible_solves = stopped(&solution);
         let mut solved = instance;
         let mut relaxed: Vec<usize> = Vec::new();
         if matches!(solution.status, Status::Infeasible { .. }) {
             let r = self.relax(&problem)?;
             solves += r.solves;
             fallback_solves += r.fallback_solves;
+            feasible_solves += r.feasible_solves;
             relaxed = r.relaxed;
             solved = r.instance;
             solution = r.solution;
@@ -773,6 +781,7 @@ impl RoundScheduler {
             let answer = self.solver.solve_problem(&staged)?;
             solves += 1;
             fallback_solves += usize::from(answer.stats.fallback_from.is_some());
+            feasible_solves += stopped(&answer);
             if let Status::Infeasible { reason } = &answer.status {
                 // The first answer is a solution of the second stage's problem.
                 return Err(RoundError::SolverDefect {
@@ -848,6 +857,7 @@ impl RoundScheduler {
                 .collect(),
             solves,
             fallback_solves,
+            feasible_solves,
             instance: solved,
             solution,
             placement,
@@ -1125,6 +1135,9 @@ pub struct RunSummary {
     /// or final solve of its relaxation, and the second solved it
     /// ([`RoundPlan::fallback_solves`] > 0).
     pub fallback_rounds: u64,
+    /// Rounds with a solve a limit stopped with a solution not proven optimal
+    /// ([`RoundPlan::feasible_solves`] > 0; 0 without limits).
+    pub feasible_rounds: u64,
     /// Per job, in the scheduler's job order.
     pub jobs: Vec<JobRecord>,
     /// Per round, in order.
@@ -1155,6 +1168,10 @@ pub struct RunTally {
     pub solves: u64,
     /// Rounds with a solve that came from a fallback solver ([`RoundPlan::fallback_solves`] > 0).
     pub fallback_rounds: u64,
+    /// Rounds with a solve a limit stopped ([`RoundPlan::feasible_solves`] > 0; 0 in a state
+    /// file written before it was kept).
+    #[serde(default)]
+    pub feasible_rounds: u64,
     /// Per job, in the scheduler's job order.
     pub jobs: Vec<JobTally>,
     /// Per round, in order (empty in a state file written before it was kept).
@@ -1197,6 +1214,10 @@ pub struct RoundRecord {
     /// Whether a solve of the round came from a fallback solver ([`RoundPlan::fallback_solves`]
     /// > 0; before the eighth session only the plan's own solve was counted).
     pub fallback: bool,
+    /// Whether a limit stopped a solve of the round with a solution not proven optimal
+    /// ([`RoundPlan::feasible_solves`] > 0; false in a state file written before it was kept).
+    #[serde(default)]
+    pub feasible: bool,
 }
 
 impl RunTally {
@@ -1214,6 +1235,7 @@ impl RunTally {
             conflicts: 0,
             solves: 0,
             fallback_rounds: 0,
+            feasible_rounds: 0,
             jobs: scheduler
                 .jobs
                 .iter()
@@ -1240,6 +1262,7 @@ impl RunTally {
         self.conflicts += plan.placement.conflicts as u64;
         self.solves += plan.solves as u64;
         self.fallback_rounds += u64::from(plan.fallback_solves > 0);
+        self.feasible_rounds += u64::from(plan.feasible_solves > 0);
         for (t, p) in self.jobs.iter_mut().zip(&plan.jobs) {
             t.rounds_run += u64::from(p.run.is_some());
         }
@@ -1258,6 +1281,7 @@ impl RunTally {
             running: count(&|j| j.run.is_some()),
             solves: plan.solves as u64,
             fallback: plan.fallback_solves > 0,
+            feasible: plan.feasible_solves > 0,
         });
     }
 
@@ -1286,6 +1310,7 @@ impl RunTally {
             conflicts: self.conflicts,
             solves: self.solves,
             fallback_rounds: self.fallback_rounds,
+            feasible_rounds: self.feasible_rounds,
             jobs,
             per_round: self.per_round.clone(),
         }

@@ -481,6 +481,7 @@ fn plan_dict<'py>(
     out.set_item("relaxed", &plan.relaxed)?;
     out.set_item("solves", plan.solves)?;
     out.set_item("fallback_solves", plan.fallback_solves)?;
+    out.set_item("feasible_solves", plan.feasible_solves)?;
     out.set_item("jobs", jobs)?;
     out.set_item("placement", placement)?;
     Ok(out)

@@ -40,7 +40,7 @@ class RoundScheduler:
     def update_times(self, id: str, times: Sequence[Mapping[str, Any]]) -> None:
         """Replaces a job's times ({"gpu", "slot", "sec_per_iter"} dicts); weight, workers, deficit kept."""
     def plan(self) -> Dict[str, Any]:
-        """Plans the next round (releases the GIL): objective, relaxed, solves, fallback_solves, round, jobs, placement."""
+        """Plans the next round (releases the GIL): objective, relaxed, solves, fallback_solves, feasible_solves (solves a time limit stopped), round, jobs, placement."""
     def report(self, realized: Mapping[str, float]) -> List[Dict[str, Any]]:
         """Reports realized throughputs (it/s) of the jobs that ran; returns each job's {job, sigma, deficit}."""
     def report_planned(self, plan: Mapping[str, Any]) -> List[Dict[str, Any]]:

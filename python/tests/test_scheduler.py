@@ -76,7 +76,7 @@ def test_plan_has_the_documented_fields():
     plan = s.plan()
     assert isinstance(plan["objective"], float)
     assert plan["relaxed"] == [] and plan["round"] == 0 and plan["solves"] == 1
-    assert plan["fallback_solves"] == 0
+    assert plan["fallback_solves"] == 0 and plan["feasible_solves"] == 0
     assert [j["id"] for j in plan["jobs"]] == ["seed", "x"]
     for j in plan["jobs"]:
         assert set(j) >= {"id", "gpu", "slot", "sigma", "throughput", "forced", "relaxed", "credit",

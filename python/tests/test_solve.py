@@ -127,9 +127,11 @@ def test_a_time_limit_gives_the_dp_greedy_solution_as_feasible(cli):
     for bad in (0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="time_limit"):
             stsfair.solve(path, time_limit=bad)
-    # A scheduler's solves have it too.
+    # A scheduler's solves have it too: its plan is the greedy's, and says a limit stopped it.
     with pytest.raises(ValueError, match="time_limit"):
         stsfair.RoundScheduler(json.loads(path.read_text()), time_limit=0)
+    plan = stsfair.RoundScheduler(json.loads(path.read_text()), time_limit=1e-9).plan()
+    assert plan["feasible_solves"] == 1 and plan["objective"] < 1289.456147052
 
 
 def test_numbers_round_trip_exactly():

@@ -34,6 +34,8 @@ pub(super) struct Relaxation {
     pub solves: usize,
     /// How many of them a fallback solver answered (their solutions carry `fallback_from`).
     pub fallback_solves: usize,
+    /// How many of them answered `feasible` (stopped by a limit; `RoundPlan::feasible_solves`).
+    pub feasible_solves: usize,
 }
 
 /// The count problem of `problem` (see the module documentation): forced jobs only, per GPU type
@@ -145,12 +147,17 @@ impl RoundScheduler {
             .iter()
             .filter(|s| s.stats.fallback_from.is_some())
             .count();
+        let feasible_solves = [&most, &solution]
+            .iter()
+            .filter(|s| matches!(s.status, Status::Feasible { .. }))
+            .count();
         Ok(Relaxation {
             relaxed,
             instance,
             solution,
             solves: 2,
             fallback_solves,
+            feasible_solves,
         })
     }
 }

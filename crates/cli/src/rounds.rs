@@ -425,6 +425,7 @@ fn resume(
     let counts = [
         ("tally.relaxed_rounds".to_string(), tally.relaxed_rounds),
         ("tally.fallback_rounds".to_string(), tally.fallback_rounds),
+        ("tally.feasible_rounds".to_string(), tally.feasible_rounds),
     ];
     let runs = per_job("rounds_run").map(|(field, t)| (field, t.rounds_run));
     if let Some((field, n)) = counts
@@ -584,6 +585,7 @@ fn to_json(s: &RunSummary, bound: Option<f64>, prices: Prices, second_stage: Opt
         "migrations": s.migrations,
         "solves": s.solves,
         "fallback_rounds": s.fallback_rounds,
+        "feasible_rounds": s.feasible_rounds,
         "prices": prices.name(),
         "second_stage": second_stage,
         "lp_bound": bound,
@@ -624,6 +626,12 @@ fn print_summary(
         s.solves,
         s.fallback_rounds
     );
+    if s.feasible_rounds > 0 {
+        outln!(
+            "                {} with a solve a limit stopped (time or gap: not proven optimal)",
+            s.feasible_rounds
+        );
+    }
     let fixed = crate::number::fixed;
     outln!("mean objective  {}", fixed(s.mean_objective, 6));
     outln!("migrations      {}", s.migrations);

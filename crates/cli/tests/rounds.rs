@@ -65,6 +65,7 @@ fn cli_rounds_json() {
             "migrations",
             "solves",
             "fallback_rounds",
+            "feasible_rounds",
             "prices",
             "second_stage",
             "lp_bound",
@@ -82,6 +83,7 @@ fn cli_rounds_json() {
         assert_eq!(record["running"], 1);
         assert_eq!(record["solves"], 1);
         assert_eq!(record["fallback"], false);
+        assert_eq!(record["feasible"], false);
     }
     // Two identical jobs on one whole GPU: one runs every round, the bound is 1 (src/bound.rs).
     if cfg!(feature = "highs") {
@@ -103,6 +105,7 @@ fn cli_rounds_json() {
     // One solve a round, none of them a fallback (dp-dense is a single solver).
     assert_eq!(doc["solves"], 10);
     assert_eq!(doc["fallback_rounds"], 0);
+    assert_eq!(doc["feasible_rounds"], 0);
     let jobs = doc["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2);
     for (j, id) in jobs.iter().zip(["x", "y"]) {
@@ -159,6 +162,32 @@ fn cli_rounds_prices() {
     let (code, _, err) = stsfair(&["rounds", &file, "--rounds", "2", "--prices", "maybe"]);
     assert_eq!(code, 2);
     assert!(err.contains("--prices"), "{err}");
+}
+
+/// A time limit that stops every solve at the DP's first look at the clock: every round's plan is
+/// the greedy's, `feasible` (on gavel-100x3-1000 the greedy is below the Lagrangian bound in
+/// every round), counted as `feasible_rounds` and per round; worth less than without the limit.
+#[test]
+fn cli_rounds_counts_the_solves_a_time_limit_stopped() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../instances/gavel-100x3-1000.json"
+    );
+    let mut means = Vec::new();
+    for limit in [None, Some("1e-9")] {
+        let mut args = vec!["rounds", file, "--rounds", "5", "--json", "--prices", "off"];
+        args.extend(limit.iter().flat_map(|l| ["--time-limit", l]));
+        let (code, out, err) = stsfair(&args);
+        assert_eq!(code, 0, "{err}");
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        let stopped = if limit.is_some() { 5 } else { 0 };
+        assert_eq!(doc["feasible_rounds"], stopped, "{limit:?}");
+        for record in doc["per_round"].as_array().unwrap() {
+            assert_eq!(record["feasible"], limit.is_some(), "{record}");
+        }
+        means.push(doc["mean_objective"].as_f64().unwrap());
+    }
+    assert!(means[1] < means[0], "{means:?}");
 }
 
 /// A cluster where no job can run (a type of no GPUs) or no job at all: `rounds` with the LP
