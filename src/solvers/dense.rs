@@ -15,7 +15,7 @@
 
 use std::time::Instant;
 
-use super::{SolveError, Solver, deadline};
+use super::{SolveError, Solver, deadline, time_limit_text};
 use crate::formulation::RoundProblem;
 use crate::solution::{Infeasibility, SolveStats};
 use crate::solution::{Solution, Status};
@@ -176,10 +176,7 @@ impl DenseDp {
             if until.is_some_and(|d| Instant::now() >= d) {
                 return Err(SolveError::NoSolutionWithinLimit {
                     solver: "dp-dense",
-                    limit: match self.time_limit {
-                        Some(t) => format!("the time limit of {t} s"),
-                        None => "the time limit".to_string(),
-                    },
+                    limit: time_limit_text(self.time_limit),
                 });
             }
             let may_idle = job.may_idle();

@@ -37,7 +37,7 @@ use highs::{
     ColProblem, HighsModelStatus, HighsOptionValue, HighsSolutionStatus, Model, Sense, SolvedModel,
 };
 
-use super::{SolveError, Solver, relative_gap};
+use super::{SolveError, Solver, relative_gap, time_limit_text};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
@@ -278,10 +278,7 @@ impl Ilp {
         let status = solved.status();
         let has_solution = solved.primal_solution_status() == HighsSolutionStatus::Feasible;
         let limit = match status {
-            HighsModelStatus::ReachedTimeLimit => Some(format!(
-                "the time limit of {} s",
-                self.time_limit.unwrap_or(f64::INFINITY)
-            )),
+            HighsModelStatus::ReachedTimeLimit => Some(time_limit_text(self.time_limit)),
             HighsModelStatus::ReachedIterationLimit => Some("the iteration limit".to_string()),
             HighsModelStatus::ReachedSolutionLimit => Some("the solution limit".to_string()),
             HighsModelStatus::ReachedInterrupt => Some("an interrupt".to_string()),

@@ -173,6 +173,14 @@ impl WarmStart {
     }
 }
 
+/// How [`SolveError::NoSolutionWithinLimit`] names a time limit of `limit` seconds.
+pub(crate) fn time_limit_text(limit: Option<f64>) -> String {
+    match limit {
+        Some(t) => format!("the time limit of {t} s"),
+        None => "the time limit".to_string(),
+    }
+}
+
 /// When a solve that began at `start` must stop under the time limit `limit`, in seconds:
 /// `None` without a limit, with an infinite one or one too far to count; a limit that is not a
 /// number >= 0 counts as 0 (the solve stops at its first look at the clock).
@@ -186,7 +194,7 @@ pub(crate) fn deadline(start: Instant, limit: Option<f64>) -> Option<Instant> {
 
 /// The relative gap of a solution worth `objective` to a proven `bound` on the optimum, as
 /// solution files give it (`stats.gap`): (bound - objective) / |objective|, 0 where both are 0,
-/// infinite where only the objective is.
+/// infinite where the objective is 0 and the bound above it.
 pub(crate) fn relative_gap(objective: f64, bound: f64) -> f64 {
     let gap = (bound - objective).max(0.0);
     if objective == 0.0 {

@@ -64,7 +64,7 @@ mod testing;
 
 use std::time::Instant;
 
-use super::{DenseDp, SolveError, Solver, WarmStart, deadline, relative_gap};
+use super::{DenseDp, SolveError, Solver, WarmStart, deadline, relative_gap, time_limit_text};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
@@ -399,10 +399,7 @@ fn stopped_by_limit(
     let Some((_, assignment)) = best else {
         return Err(SolveError::NoSolutionWithinLimit {
             solver: "dp",
-            limit: match limit {
-                Some(t) => format!("the time limit of {t} s"),
-                None => "the time limit".to_string(),
-            },
+            limit: time_limit_text(limit),
         });
     };
     let solution = Solution::from_assignments("dp", Status::Optimal, problem, assignment.clone());
