@@ -589,11 +589,12 @@ impl Dp {
         // Where the budget or the layer limit stops the runs: the forced jobs' certificate
         // where no solution is known (`refused`, cheap), then the dense finish where it fits,
         // else the refusal.
-        let stop = |refusal, feasible, now: Progress, mu| {
+        let stop = |refusal, now: Progress, mu| {
             // The certificate can take tens of milliseconds: not past the limit.
             if past(until) {
                 return at_limit(now, mu);
             }
+            let feasible = known_feasible || now.best.is_some();
             let answer = refused(problem, refusal, feasible);
             match answer {
                 Err(SolveError::TooLarge { .. }) if dense_fits => finish(now, mu),
@@ -616,6 +617,19 @@ impl Dp {
         let mut core_jobs: u64;
         let mut core_classes: u64;
         let mut last_gap: f64;
+        // Where the solve stands at a stop, from the loop's current runs, states, bounds and
+        // incumbent: a macro, as they change between the stops of one iteration.
+        macro_rules! progress {
+            () => {
+                Progress {
+                    runs,
+                    states,
+                    bound,
+                    upper: bound.min(ceiling).min(proven),
+                    best: best.as_ref(),
+                }
+            };
+        }
         let chosen: Option<Vec<Assignment>> = loop {
             // Better multipliers once the runs get expensive: the descent of step 2 can stop
             // short of the minimum of L, and every run pays for the excess of L over the LP's
@@ -714,24 +728,14 @@ impl Dp {
                 core_jobs = 0;
                 break best.map(|(_, a)| a);
             }
-            // Where the solve stands, for a stop (`bound` is this iteration's from here on).
-            let now = move |best, runs, states, upper| Progress {
-                runs,
-                states,
-                bound,
-                upper,
-                best,
-            };
             if past(until) {
                 drop(cached.take());
-                let upper = bound.min(ceiling).min(proven);
-                return at_limit(now(best.as_ref(), runs, states, upper), mu);
+                return at_limit(progress!(), mu);
             }
             if states >= dense_after {
                 // The tables' memory is freed for the dense DP's.
                 drop(cached.take());
-                let upper = bound.min(ceiling).min(proven);
-                return finish(now(best.as_ref(), runs, states, upper), mu);
+                return finish(progress!(), mu);
             }
             let incumbent_gap = lb.map_or(f64::INFINITY, |lb| bound - lb);
             if integral {
@@ -920,8 +924,7 @@ impl Dp {
             states += dp.states;
             if let Err(SolveError::NoSolutionWithinLimit { .. }) = found {
                 drop(cached.take());
-                let upper = bound.min(ceiling).min(proven);
-                return at_limit(now(best.as_ref(), runs, states, upper), mu);
+                return at_limit(progress!(), mu);
             }
             // A run stopped at the dense finish's states proves nothing: the dense DP takes over.
             if found.is_err() && states >= dense_after {
@@ -1006,14 +1009,7 @@ impl Dp {
                 Ok(found) => found,
                 Err(refusal) => {
                     drop(cached.take());
-                    let feasible = known_feasible || best.is_some();
-                    let upper = bound.min(ceiling).min(proven);
-                    return stop(
-                        refusal,
-                        feasible,
-                        now(best.as_ref(), runs, states, upper),
-                        mu,
-                    );
+                    return stop(refusal, progress!(), mu);
                 }
             };
             if let Some((total, counts)) = found
@@ -1068,14 +1064,7 @@ impl Dp {
                             hint: "raise the limit or use --solver ilp",
                         };
                         drop(cached.take());
-                        let feasible = known_feasible || best.is_some();
-                        let upper = bound.min(ceiling).min(proven);
-                        return stop(
-                            refusal,
-                            feasible,
-                            now(best.as_ref(), runs, states, upper),
-                            mu,
-                        );
+                        return stop(refusal, progress!(), mu);
                     }
                     cap = fit;
                 }
