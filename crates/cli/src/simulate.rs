@@ -31,7 +31,7 @@ enum SecondStageRoundsArg {
     All,
 }
 
-/// `--sts-crowding-hold`.
+/// `--sts-crowding-hold`, `--sts-paired-rounds`.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum OnOff {
     On,
@@ -144,6 +144,13 @@ pub struct SimulateArgs {
     /// until the next arrival").
     #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
     sts_crowding_hold: OnOff,
+    /// Whether sts plans its uncrowded rounds of single-GPU jobs as paired rounds: a GPU
+    /// shared by two jobs is one choice worth both jobs' measured throughputs, solved exactly
+    /// (HiGHS) with the forced jobs at their floors; `off`: every round through the round
+    /// problem with the pairing step's prices, the rule until the forty-fifth session
+    /// (docs/results.md, "Pairs as items").
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
+    sts_paired_rounds: OnOff,
     /// sts's starvation promotion: where the attained-service weights apply, a job whose age
     /// less its attained service is more than K times its attained service is weighted as a
     /// new job until it runs again (after Tiresias); 4 by default, `off`: the rule until the
@@ -476,6 +483,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     };
     options.sts_crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
     options.sts_crowding_hold = args.sts_crowding_hold == OnOff::On;
+    options.sts_paired_rounds = args.sts_paired_rounds == OnOff::On;
     options.sts_promotion = number_or_off(&args.sts_promotion, "--sts-promotion", "a factor >= 0")?;
     options.sts_critical = number_or_off(&args.sts_critical, "--sts-critical", "a factor >= 0")?;
     options.sts_critical_after = args.sts_critical_after;

@@ -769,6 +769,24 @@ fn simulate_takes_sts_crowding_hold() {
     assert_ne!(off, default);
 }
 
+/// `--sts-paired-rounds` is on by default; off plans the uncrowded rounds through the round
+/// problem with the pairing step's prices, another schedule on this run; a bad value exits 2
+/// naming the flag.
+#[test]
+fn simulate_takes_sts_paired_rounds() {
+    let (_, _, default) = simulate(&["--policy", "sts"]);
+    let (code, stderr, on) = simulate(&["--policy", "sts", "--sts-paired-rounds", "on"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(on, default);
+    let (code, stderr, off) = simulate(&["--policy", "sts", "--sts-paired-rounds", "off"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(off.len(), 1);
+    assert_ne!(off, default);
+    let (code, stderr, _) = simulate(&["--policy", "sts", "--sts-paired-rounds", "maybe"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--sts-paired-rounds"), "{stderr}");
+}
+
 /// `--sts-second-stage-rounds` is `attained` by default: on a multi-GPU mix that is never
 /// crowded that is the run without a second stage, and `all` (the second stage in every round
 /// whose weights differ) another; a bad value exits 2 naming the flag.

@@ -624,6 +624,44 @@ fn sts_attained_service_applies_when_crowded() {
     );
 }
 
+/// sts plans its uncrowded rounds of single-GPU jobs as paired rounds by default: on a run that
+/// is never crowded every round is paired, so what runs is what was planned (every promise kept,
+/// `realized_over_planned` exactly 1), and the schedule is not the one without them, whose half
+/// GPUs realize less than planned. Where only distributed jobs run no round is paired, and the
+/// two runs are the same.
+#[test]
+fn sts_paired_rounds_run_what_they_plan() {
+    let table = table();
+    let config = SimConfig::default();
+    let defaults = PolicyOptions::default();
+    assert!(defaults.sts_paired_rounds);
+    let mut off = defaults.clone();
+    off.sts_paired_rounds = false;
+    let jobs = generated(&table, 40, 6.0, 4);
+    let cluster = "v100=6,p100=6,k80=6";
+    let on = run_with(&table, cluster, &jobs, "sts", &config, &defaults);
+    let without = run_with(&table, cluster, &jobs, "sts", &config, &off);
+    assert_eq!(on.jobs.len(), 40);
+    assert!(on.jobs.iter().all(|j| j.completion.is_some()));
+    assert_eq!(on.realized_over_planned, Some(1.0));
+    assert!(without.realized_over_planned.is_some_and(|r| r < 1.0));
+    assert_ne!(on.jobs, without.jobs);
+    assert_eq!(
+        on.jobs,
+        run_with(&table, cluster, &jobs, "sts", &config, &defaults).jobs
+    );
+    // Distributed jobs only: no round is paired.
+    let distributed: Vec<trace::TraceJob> = multi_gpu_mix(&table)
+        .into_iter()
+        .filter(|j| j.scale_factor > 1)
+        .collect();
+    let wide = "v100=8,p100=8,k80=8";
+    assert_eq!(
+        run_with(&table, wide, &distributed, "sts", &config, &defaults).jobs,
+        run_with(&table, wide, &distributed, "sts", &config, &off).jobs
+    );
+}
+
 /// sts holds its attained-service weights after a crowded round until the next arrival by
 /// default: on a crowded run whose arrivals stop, the drain differs from the run without the
 /// hold; where attained service applies in every round (`None`), or in none, the hold changes

@@ -18,6 +18,7 @@ pub mod gandiva;
 pub mod ipm;
 pub mod lp;
 pub mod max_min;
+pub mod paired;
 pub mod sts;
 
 use super::engine::Scheduler;
@@ -130,6 +131,17 @@ pub struct PolicyOptions {
     /// overload of issue 14 a lower JCT on six seeds of six and a shorter makespan on five);
     /// `false` is the rule until the twenty-eighth session.
     pub sts_crowding_hold: bool,
+    /// Whether `sts` plans its uncrowded rounds of single-GPU jobs as paired rounds
+    /// ([`paired`]): where the attained-service weights do not apply
+    /// ([`PolicyOptions::sts_crowding`]), every active job is a single-GPU job and the pairing
+    /// step is on ([`PolicyOptions::sts_pairing`], half GPUs), a GPU shared by two jobs is one
+    /// choice worth both jobs' measured throughputs, solved exactly over classes of identical
+    /// jobs, with the round mechanism's forced jobs at their floors; GPU types with an infinite
+    /// pairing threshold (the P100s by default) are not shared. On by default, chosen by
+    /// measurement (docs/results.md, "Pairs as items"); needs the feature `highs`, without
+    /// which it is off. `false`: every round through the round problem, the rule until the
+    /// forty-fifth session.
+    pub sts_paired_rounds: bool,
     /// `sts`'s starvation promotion: where its attained-service weights apply, a job whose age
     /// less its attained service is more than this many times its attained service is weighted
     /// as a job that has not run yet ([`sts::attained_for_weight`]). By default
@@ -234,6 +246,7 @@ impl Default for PolicyOptions {
             sts_second_stage_rounds: sts::SecondStageRounds::Attained,
             sts_crowding: Some(sts::DEFAULT_CROWDING),
             sts_crowding_hold: true,
+            sts_paired_rounds: cfg!(feature = "highs"),
             sts_promotion: Some(sts::DEFAULT_PROMOTION),
             sts_critical: Some(sts::DEFAULT_CRITICAL),
             sts_critical_after: sts::DEFAULT_CRITICAL_AFTER,
