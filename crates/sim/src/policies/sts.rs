@@ -1218,9 +1218,9 @@ impl Scheduler for Sts {
                 .iter()
                 .all(|&id| state.jobs[id].scale_factor == 1)
         {
-            let planned = self.plan_paired(state)?;
-            self.solver_seconds += start.elapsed().as_secs_f64();
-            if let Some(groups) = planned {
+            // Without a paired plan the round is planned as usual, and its time counted below.
+            if let Some(groups) = self.plan_paired(state)? {
+                self.solver_seconds += start.elapsed().as_secs_f64();
                 return Ok(groups);
             }
         }
