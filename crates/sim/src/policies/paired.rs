@@ -92,6 +92,8 @@ struct Column {
     gpu_type: usize,
     first: usize,
     second: Option<usize>,
+    /// Its value in the objective.
+    value: f64,
 }
 
 /// The best value of the paired round of `jobs` (in the order their places are handed out,
@@ -188,7 +190,6 @@ pub fn solve_with(
     let need: Vec<f64> = keys.iter().map(|k| need_of[k]).collect();
     let value = |c: usize, throughput: f64| f64::from_bits(keys[c].1) * throughput / best[c];
     let mut columns: Vec<Column> = Vec::new();
-    let mut costs: Vec<f64> = Vec::new();
     for (k, t) in cluster.types.iter().enumerate() {
         let w = t.worker;
         for c in 0..keys.len() {
@@ -199,8 +200,8 @@ pub fn solve_with(
                     gpu_type: k,
                     first: c,
                     second: None,
+                    value: value(c, solo),
                 });
-                costs.push(value(c, solo));
             }
             if !pairs_on.get(k).copied().unwrap_or(false) || best[c] <= 0.0 {
                 continue;
@@ -215,8 +216,8 @@ pub fn solve_with(
                         gpu_type: k,
                         first: c,
                         second: Some(d),
+                        value: value(c, x) + value(d, y),
                     });
-                    costs.push(value(c, x) + value(d, y));
                 }
             }
         }
@@ -236,7 +237,7 @@ pub fn solve_with(
     );
     let answer = match cache.last.take() {
         Some((last, answer)) if last == signature => answer,
-        _ => solve_program(&keys, &classes, &columns, &costs, cluster)?,
+        _ => solve_program(&keys, &classes, &columns, cluster)?,
     };
     cache.last = Some((signature, answer.clone()));
     let Some(counts) = answer else {
@@ -298,7 +299,6 @@ fn solve_program(
     keys: &[ClassKey],
     classes: &BTreeMap<ClassKey, Vec<usize>>,
     columns: &[Column],
-    costs: &[f64],
     cluster: &Cluster,
 ) -> Result<Option<Vec<u64>>, SimError> {
     use highs::{HighsModelStatus, Model, RowProblem, Sense};
@@ -307,9 +307,9 @@ fn solve_program(
         message: format!("paired round: HiGHS: {message}"),
     };
     let mut problem = RowProblem::new();
-    let cols: Vec<highs::Col> = costs
+    let cols: Vec<highs::Col> = columns
         .iter()
-        .map(|&v| problem.add_integer_column(v, 0.0..))
+        .map(|col| problem.add_integer_column(col.value, 0.0..))
         .collect();
     let mut class_rows: Vec<Vec<(highs::Col, f64)>> = vec![Vec::new(); keys.len()];
     let mut type_rows: Vec<Vec<(highs::Col, f64)>> = vec![Vec::new(); cluster.types.len()];
@@ -361,7 +361,6 @@ fn solve_program(
     _keys: &[ClassKey],
     _classes: &BTreeMap<ClassKey, Vec<usize>>,
     _columns: &[Column],
-    _costs: &[f64],
     _cluster: &Cluster,
 ) -> Result<Option<Vec<u64>>, SimError> {
     Err(SimError::Solver {
@@ -604,6 +603,12 @@ mod tests {
         // With a floor of 7 steps/s on job 1, the pair (8 for it) still qualifies; with 9 it does
         // not, and the best is 1 + 1 (jobs 0 and 1 alone on the fast GPUs) + 0.6 (job 2 slow).
         let mut floored = jobs.clone();
+        floored[1].floor = 7.0;
+        let plan = solve(&t, &c, &floored, &[true, false])
+            .expect("HiGHS")
+            .expect("feasible");
+        check(&t, &c, &floored, &[true, false], &plan);
+        assert!((plan.value - 2.7).abs() < 1e-9, "{plan:?}");
         floored[1].floor = 9.0;
         let plan = solve(&t, &c, &floored, &[true, false])
             .expect("HiGHS")

@@ -368,6 +368,14 @@ struct Pairing {
     given: HashMap<usize, Vec<(usize, u64, f64)>>,
 }
 
+impl Pairing {
+    /// The least pair sum of a matched pair on the GPU type named `name`: its own threshold, or
+    /// the step's.
+    fn threshold_on(&self, name: &str) -> f64 {
+        self.by_type.get(name).copied().unwrap_or(self.threshold)
+    }
+}
+
 impl std::fmt::Debug for Sts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sts")
@@ -897,11 +905,7 @@ impl Sts {
                 let (oa, ob) = state.table.pair(w, ta, tb);
                 (sa > 0.0 && sb > 0.0 && oa > 0.0 && ob > 0.0).then(|| (oa / sa, ob / sb))
             };
-            let threshold = pairing
-                .by_type
-                .get(&t.name)
-                .copied()
-                .unwrap_or(pairing.threshold);
+            let threshold = pairing.threshold_on(&t.name);
             for (a, b, ra, rb) in greedy_pairs(&singles, threshold, ratios) {
                 partners.insert((k, a), b);
                 partners.insert((k, b), a);
@@ -961,7 +965,52 @@ impl Sts {
     }
 }
 
+/// A job's run in a round, as planned and as realized.
+struct Run {
+    id: usize,
+    /// Cluster type index.
+    gpu_type: usize,
+    /// GPU indices within the type.
+    gpus: Vec<u32>,
+    /// The share of each GPU it holds.
+    fraction: f64,
+    /// Steps/s the plan promised (0: no promise).
+    planned: f64,
+    /// Steps/s it gets beside its real co-runners.
+    realized: f64,
+}
+
 impl Sts {
+    /// Records `run` of the job the round scheduler names `name`: the promise kept, its
+    /// attained service, and the throughput to report to the round mechanism. Returns its
+    /// placement and its work in best-speed GPUs (realized over best solo, times its workers;
+    /// 0 for a job that runs on no type), which sum to the round's work rate
+    /// ([`critical_jobs`]).
+    fn record_run(&mut self, state: &SimState<'_>, name: String, run: Run) -> (GpuGroup, f64) {
+        if run.planned > 0.0 {
+            self.kept_promises.0 += run.realized / run.planned;
+            self.kept_promises.1 += 1;
+        }
+        *self.attained.entry(run.id).or_default() +=
+            self.weights
+                .service(run.gpus.len(), run.fraction, state.round_seconds);
+        self.realized.push((name, run.realized));
+        let best = state.best_solo(run.id);
+        let work = if best > 0.0 {
+            run.realized / best * f64::from(state.jobs[run.id].scale_factor)
+        } else {
+            0.0
+        };
+        let group = GpuGroup {
+            jobs: vec![run.id],
+            gpu_type: run.gpu_type,
+            gpus: run.gpus,
+            fraction: run.fraction,
+            throughputs: vec![run.realized],
+        };
+        (group, work)
+    }
+
     /// A paired round ([`paired`], module docs): the round problem's plan gives the forced jobs
     /// and their floors (m_j F_j, after its relaxation), the paired round decides who runs where
     /// and beside whom, and the round mechanism is told the throughputs it realizes, so the
@@ -1002,13 +1051,7 @@ impl Sts {
                 .cluster
                 .types
                 .iter()
-                .map(|t| {
-                    p.by_type
-                        .get(&t.name)
-                        .copied()
-                        .unwrap_or(p.threshold)
-                        .is_finite()
-                })
+                .map(|t| p.threshold_on(&t.name).is_finite())
                 .collect(),
             None => vec![false; state.cluster.types.len()],
         };
@@ -1032,25 +1075,22 @@ impl Sts {
             next_gpu[k] += 1;
             let fraction = 1.0 / gpu.jobs.len() as f64;
             for (id, throughput) in gpu.jobs {
-                *self.attained.entry(id).or_default() +=
-                    self.weights.service(1, fraction, state.round_seconds);
-                if let Some(name) = self.names.get(&id) {
-                    self.realized.push((name.clone(), throughput));
-                }
+                // Every job of the round has a name (`jobs` above).
+                let Some(name) = self.names.get(&id).cloned() else {
+                    continue;
+                };
                 // The plan is what runs: every promise is kept.
-                self.kept_promises.0 += 1.0;
-                self.kept_promises.1 += 1;
-                let best = state.best_solo(id);
-                if best > 0.0 {
-                    work_rate += throughput / best;
-                }
-                placements.push(GpuGroup {
-                    jobs: vec![id],
+                let run = Run {
+                    id,
                     gpu_type: k,
                     gpus: vec![index],
                     fraction,
-                    throughputs: vec![throughput],
-                });
+                    planned: throughput,
+                    realized: throughput,
+                };
+                let (group, work) = self.record_run(state, name, run);
+                placements.push(group);
+                work_rate += work;
             }
         }
         if !placements.is_empty() {
@@ -1243,6 +1283,7 @@ impl Scheduler for Sts {
         }
         let mut placements = Vec::new();
         let mut work_rate = 0.0;
+        let mut runs = Vec::with_capacity(plan.jobs.len());
         for planned in &plan.jobs {
             let (Some((k, slot)), Some(&id)) = (planned.run, ids.get(planned.id.as_str())) else {
                 continue;
@@ -1270,27 +1311,21 @@ impl Scheduler for Sts {
             if !(realized.is_finite() && realized > 0.0) {
                 continue;
             }
-            if planned.throughput > 0.0 {
-                self.kept_promises.0 += realized / planned.throughput;
-                self.kept_promises.1 += 1;
-            }
-            *self.attained.entry(id).or_default() += self.weights.service(
-                gpus.len(),
-                f64::from(slot) / f64::from(self.units),
-                state.round_seconds,
-            );
-            self.realized.push((planned.id.clone(), realized));
-            let best = state.best_solo(id);
-            if best > 0.0 {
-                work_rate += realized / best * f64::from(state.jobs[id].scale_factor);
-            }
-            placements.push(GpuGroup {
-                jobs: vec![id],
+            let run = Run {
+                id,
                 gpu_type: k,
                 gpus: gpus.iter().map(|&(_, g)| g).collect(),
                 fraction: f64::from(slot) / f64::from(self.units),
-                throughputs: vec![realized],
-            });
+                planned: planned.throughput,
+                realized,
+            };
+            runs.push((planned.id.clone(), run));
+        }
+        // Recorded once `ids`, which borrows the names, is done with.
+        for (name, run) in runs {
+            let (group, work) = self.record_run(state, name, run);
+            placements.push(group);
+            work_rate += work;
         }
         if !placements.is_empty() {
             self.work_rate = Some(work_rate);
