@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# sts against gavel-mmf-ss, seed by seed, on the three workloads of docs/results.md,
+# "sts against gavel-mmf-ss":
+#   saturation  single-GPU jobs, 5.6 jobs/h, arrivals going on: --jobs 10000 --rate 5.6 --window 4000-4999
+#   overload    single-GPU jobs, 8 jobs/h, drained:            --jobs 3000 --rate 8 --window 2000-2999
+#   multi       Gavel's multi-GPU mix, 2.6 jobs/h, going on:   --jobs 20000 --rate 2.6 --multi-gpu --window 4000-4999
+#
+# Usage: scripts/sts-bars.sh ROW [OUT_DIR]       ROW: saturation | overload | multi
+# Settings (environment): SEEDS (default: saturation "0 ... 23", overload "0 ... 19", multi
+# "0 ... 17"), PARALLEL (simulations at once, default 2), STSFAIR (the binary), EXTRA (more
+# `simulate` flags for the sts runs only, e.g. EXTRA="--sts-paired-rounds off"; give each setting
+# its own OUT_DIR).
+# Every run is one `stsfair simulate --json` process whose JSON line is kept in OUT_DIR/runs/, so
+# an interrupted sweep resumes where it stopped (delete OUT_DIR to redo). Prints a markdown
+# table: per seed JCT h / makespan h / worst rho of each policy, gavel-mmf-ss's JCT over sts's,
+# and whether sts meets all three clauses (JCT >= 1.1x, makespan and worst rho no worse); then
+# the means. Costs: a saturation run of sts takes about 2 minutes, an overload run 0.5-1.5,
+# a multi-GPU run several; the full saturation row is about 50 minutes on two cores.
+# Needs a release build (`cargo build --release`) and jq.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROW=${1:?usage: scripts/sts-bars.sh saturation|overload|multi [OUT_DIR]}
+BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
+OUT=${2:-target/sts-bars-$ROW}
+PARALLEL=${PARALLEL:-2}
+EXTRA=${EXTRA:-}
+case "$ROW" in
+  saturation) ARGS="--jobs 10000 --rate 5.6 --window 4000-4999"; DEFAULT_SEEDS=$(seq -s ' ' 0 23) ;;
+  overload) ARGS="--jobs 3000 --rate 8 --window 2000-2999"; DEFAULT_SEEDS=$(seq -s ' ' 0 19) ;;
+  multi) ARGS="--jobs 20000 --rate 2.6 --multi-gpu --window 4000-4999"; DEFAULT_SEEDS=$(seq -s ' ' 0 17) ;;
+  *) echo "unknown row: $ROW (saturation, overload or multi)" >&2; exit 2 ;;
+esac
+SEEDS=${SEEDS:-$DEFAULT_SEEDS}
+mkdir -p "$OUT/runs"
+
+run_one() {
+  local seed=$1 policy=$2
+  local file="$OUT/runs/$seed-$policy.json" extra=""
+  [ -s "$file" ] && return 0
+  [ "$policy" = sts ] && extra=$EXTRA
+  # shellcheck disable=SC2086
+  "$BIN" simulate $ARGS --seed "$seed" --policy "$policy" --json $extra \
+    | jq -c --argjson seed "$seed" '. + {seed: $seed}' > "$file.tmp"
+  mv "$file.tmp" "$file"
+  echo "done: $ROW seed $seed, $policy" >&2
+}
+export -f run_one
+export BIN OUT ARGS EXTRA ROW
+
+for seed in $SEEDS; do for p in sts gavel-mmf-ss; do echo "$seed $p"; done; done \
+  | xargs -P "$PARALLEL" -L 1 bash -c 'run_one "$@"' _
+
+echo "| seed | gavel-mmf-ss | sts | gavel-mmf-ss JCT / sts JCT | all three clauses |"
+echo "|---|---|---|---|---|"
+cat "$OUT"/runs/*.json | jq -rs '
+  def r2: . * 100 | round / 100;
+  def r1: . * 10 | round / 10;
+  def r3: . * 1000 | round / 1000;
+  group_by(.seed) | map({seed: .[0].seed,
+      s: (map(select(.policy == "sts")) | first), g: (map(select(.policy == "gavel-mmf-ss")) | first)})
+  | map(select(.s != null and .g != null)) | sort_by(.seed) as $rows
+  | ($rows[] | . as $x | ($x.g.avg_jct_h / $x.s.avg_jct_h) as $q
+      | "| \($x.seed) | \($x.g.avg_jct_h | r2) / \($x.g.makespan_h | r1) / \($x.g.ftf_rho_max | r2) | \($x.s.avg_jct_h | r2) / \($x.s.makespan_h | r1) / \($x.s.ftf_rho_max | r2) | \($q | r3)x | \(if $q >= 1.1 and $x.s.makespan_h <= $x.g.makespan_h and $x.s.ftf_rho_max <= $x.g.ftf_rho_max then "yes" else "no" end) |"),
+    ($rows | (map(.g.avg_jct_h) | add / length) as $gj | (map(.s.avg_jct_h) | add / length) as $sj
+      | (map(.g.makespan_h) | add / length) as $gm | (map(.s.makespan_h) | add / length) as $sm
+      | (map(select(.g.avg_jct_h / .s.avg_jct_h >= 1.1 and .s.makespan_h <= .g.makespan_h and .s.ftf_rho_max <= .g.ftf_rho_max)) | length) as $ok
+      | "| mean | \($gj | r2) / \($gm | r1) | \($sj | r2) / \($sm | r1) | \($gj / $sj | r3)x | \($ok) of \(length) |")'
