@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sts against gavel-mmf-ss, seed by seed, on the three workloads of docs/results.md,
-# "sts against gavel-mmf-ss":
+# "Saturation and overload: sts against gavel-mmf-ss":
 #   saturation  single-GPU jobs, 5.6 jobs/h, arrivals going on: --jobs 10000 --rate 5.6 --window 4000-4999
 #   overload    single-GPU jobs, 8 jobs/h, drained:            --jobs 3000 --rate 8 --window 2000-2999
 #   multi       Gavel's multi-GPU mix, 2.6 jobs/h, going on:   --jobs 20000 --rate 2.6 --multi-gpu --window 4000-4999
