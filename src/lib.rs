@@ -61,6 +61,7 @@ pub mod bound;
 pub mod formulation;
 pub mod instance;
 pub mod placement;
+pub mod policy;
 pub mod rounds;
 pub mod solution;
 pub mod solvers;

@@ -146,9 +146,9 @@ pub struct SimulateArgs {
     sts_crowding_hold: OnOff,
     /// Whether sts plans its uncrowded rounds of single-GPU jobs as paired rounds: a GPU
     /// shared by two jobs is one choice worth both jobs' measured throughputs, solved exactly
-    /// (HiGHS) with the forced jobs at their floors; `off`: every round through the round
-    /// problem with the pairing step's prices, the rule until the forty-fifth session
-    /// (docs/results.md, "Pairs as items").
+    /// (branch and bound, pure Rust) with the forced jobs at their floors; `off`: every round
+    /// through the round problem with the pairing step's prices (docs/results.md, "Pairs as
+    /// items").
     #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
     sts_paired_rounds: OnOff,
     /// sts's starvation promotion: where the attained-service weights apply, a job whose age

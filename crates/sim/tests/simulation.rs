@@ -629,7 +629,6 @@ fn sts_attained_service_applies_when_crowded() {
 /// `realized_over_planned` exactly 1), and the schedule is not the one without them, whose half
 /// GPUs realize less than planned. Where only distributed jobs run no round is paired, and the
 /// two runs are the same.
-#[cfg(feature = "highs")]
 #[test]
 fn sts_paired_rounds_run_what_they_plan() {
     let table = table();

@@ -138,9 +138,8 @@ pub struct PolicyOptions {
     /// choice worth both jobs' measured throughputs, solved exactly over classes of identical
     /// jobs, with the round mechanism's forced jobs at their floors; GPU types with an infinite
     /// pairing threshold (the P100s by default) are not shared. On by default, chosen by
-    /// measurement (docs/results.md, "Pairs as items"); needs the feature `highs`, without
-    /// which it is off. `false`: every round through the round problem, the rule until the
-    /// forty-fifth session.
+    /// measurement (docs/results.md, "Pairs as items"). `false`: every round through the round
+    /// problem.
     pub sts_paired_rounds: bool,
     /// `sts`'s starvation promotion: where its attained-service weights apply, a job whose age
     /// less its attained service is more than this many times its attained service is weighted
@@ -246,7 +245,7 @@ impl Default for PolicyOptions {
             sts_second_stage_rounds: sts::SecondStageRounds::Attained,
             sts_crowding: Some(sts::DEFAULT_CROWDING),
             sts_crowding_hold: true,
-            sts_paired_rounds: cfg!(feature = "highs"),
+            sts_paired_rounds: true,
             sts_promotion: Some(sts::DEFAULT_PROMOTION),
             sts_critical: Some(sts::DEFAULT_CRITICAL),
             sts_critical_after: sts::DEFAULT_CRITICAL_AFTER,

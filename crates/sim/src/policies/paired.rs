@@ -35,18 +35,17 @@
 //! throughputs meet the classes' floors. With C classes (at most the job types plus the forced
 //! jobs) and K types, K C + P C (C + 1) / 2 columns, P the types that allow pairs, and C + K
 //! rows. It contains a maximum-weight matching with budgets, so it is solved by branch and
-//! bound (HiGHS, single-threaded, presolve off: on these small models it halves the time); on
-//! `sts`'s rounds at 5.6 jobs/h (26 job types, 36 GPUs of each of 3 types, about 110 jobs)
-//! sts spends 10-14 ms of solver time a round with it (the round problem's DP included; 1.6 ms
-//! without it). Solving the LP relaxation first, which is integral on about half of these
-//! rounds, was measured no faster. The answer is checked against brute force over every
-//! assignment of the jobs in the tests.
+//! bound: the core crate's [`PairedProgram`], pure Rust, in every build. The answer is checked
+//! against brute force over every assignment of the jobs, and against HiGHS on larger rounds
+//! where the `highs` feature is on, in the tests.
 //!
 //! **Which job of a class takes which place.** A class's seats, whole GPUs and halves of shared
 //! ones alike, go to its jobs fastest first (by the class's own throughput in them), in the order
 //! the caller gives the jobs (`sts`: least attained service first).
 
 use std::collections::BTreeMap;
+
+use stsfair::policy::paired::{PairedClass, PairedColumn, PairedProgram};
 
 use crate::throughputs::ThroughputTable;
 use crate::{Cluster, SimError};
@@ -104,8 +103,7 @@ struct Column {
 ///
 /// # Errors
 ///
-/// [`SimError::Solver`] when HiGHS fails (it does not on well-formed input), or when this build
-/// has no HiGHS (feature `highs`).
+/// [`SimError::Solver`] when the program's solver fails (it does not on well-formed input).
 pub fn solve(
     table: &ThroughputTable,
     cluster: &Cluster,
@@ -117,7 +115,7 @@ pub fn solve(
 
 /// The last program solved and its answer. Successive rounds often pose the same program (the
 /// same classes of the same sizes and floors: no arrival, no completion, no forced job changed):
-/// then its answer is the one HiGHS gave, and the round costs no solve.
+/// then its answer is the last one, and the round costs no solve.
 #[derive(Debug, Default)]
 pub struct PairedCache {
     last: Option<(Signature, Option<Vec<u64>>)>,
@@ -223,7 +221,7 @@ pub fn solve_with(
         }
     }
     if columns.is_empty() {
-        // Nothing can run (HiGHS refuses an empty model): feasible unless a job has a floor.
+        // Nothing can run: feasible unless a job has a floor.
         let plan = PairedPlan {
             gpus: Vec::new(),
             value: 0.0,
@@ -292,84 +290,41 @@ pub fn solve_with(
     Ok(Some(PairedPlan { gpus, value: total }))
 }
 
-/// The integer program of the module docs through HiGHS: the count of each column, or `None`
-/// when it is infeasible.
-#[cfg(feature = "highs")]
+/// The integer program of the module docs, solved exactly by the core crate's
+/// [`PairedProgram`]: the count of each column, or `None` when it is infeasible.
 fn solve_program(
     keys: &[ClassKey],
     classes: &BTreeMap<ClassKey, Vec<usize>>,
     columns: &[Column],
     cluster: &Cluster,
 ) -> Result<Option<Vec<u64>>, SimError> {
-    use highs::{HighsModelStatus, Model, RowProblem, Sense};
-    let fail = |message: String| SimError::Solver {
-        policy: "sts".to_string(),
-        message: format!("paired round: HiGHS: {message}"),
+    let program = PairedProgram {
+        classes: keys
+            .iter()
+            .map(|key| PairedClass {
+                size: u32::try_from(classes[key].len()).unwrap_or(u32::MAX),
+                all_run: key.2.is_some(),
+            })
+            .collect(),
+        gpus: cluster.types.iter().map(|t| t.count).collect(),
+        columns: columns
+            .iter()
+            .map(|col| PairedColumn {
+                gpu_type: col.gpu_type,
+                first: col.first,
+                second: col.second,
+                value: col.value,
+            })
+            .collect(),
     };
-    let mut problem = RowProblem::new();
-    let cols: Vec<highs::Col> = columns
-        .iter()
-        .map(|col| problem.add_integer_column(col.value, 0.0..))
-        .collect();
-    let mut class_rows: Vec<Vec<(highs::Col, f64)>> = vec![Vec::new(); keys.len()];
-    let mut type_rows: Vec<Vec<(highs::Col, f64)>> = vec![Vec::new(); cluster.types.len()];
-    for (col, c) in columns.iter().zip(&cols) {
-        match col.second {
-            None => class_rows[col.first].push((*c, 1.0)),
-            Some(d) if d == col.first => class_rows[d].push((*c, 2.0)),
-            Some(d) => {
-                class_rows[col.first].push((*c, 1.0));
-                class_rows[d].push((*c, 1.0));
-            }
-        }
-        type_rows[col.gpu_type].push((*c, 1.0));
-    }
-    for (key, row) in keys.iter().zip(class_rows) {
-        let n = classes[key].len() as f64;
-        // Every job with a floor runs.
-        let least = if key.2.is_some() { n } else { 0.0 };
-        if least > 0.0 && row.is_empty() {
-            // A job with a floor that no column meets.
-            return Ok(None);
-        }
-        problem.add_row(least..=n, row);
-    }
-    for (t, row) in cluster.types.iter().zip(type_rows) {
-        problem.add_row(..=f64::from(t.count), row);
-    }
-    let mut model = Model::try_new(problem).map_err(|e| fail(format!("{e:?}")))?;
-    model.set_sense(Sense::Maximise);
-    model.set_option("threads", 1);
-    model.set_option("presolve", "off");
-    model.set_option("output_flag", false);
-    model.set_option("mip_rel_gap", 0.0);
-    let solved = model.try_solve().map_err(|e| fail(format!("{e:?}")))?;
-    match solved.status() {
-        HighsModelStatus::Optimal => {}
-        HighsModelStatus::Infeasible => return Ok(None),
-        status => return Err(fail(format!("{status:?}"))),
-    }
-    let values = solved.get_solution().columns().to_vec();
-    // Integer columns come back integral up to HiGHS's feasibility tolerance.
-    Ok(Some(
-        values.iter().map(|v| v.round().max(0.0) as u64).collect(),
-    ))
-}
-
-#[cfg(not(feature = "highs"))]
-fn solve_program(
-    _keys: &[ClassKey],
-    _classes: &BTreeMap<ClassKey, Vec<usize>>,
-    _columns: &[Column],
-    _cluster: &Cluster,
-) -> Result<Option<Vec<u64>>, SimError> {
-    Err(SimError::Solver {
+    let answer = program.solve().map_err(|e| SimError::Solver {
         policy: "sts".to_string(),
-        message: "paired rounds need HiGHS: build with the `highs` feature".to_string(),
-    })
+        message: format!("paired round: {e}"),
+    })?;
+    Ok(answer.map(|a| a.counts.into_iter().map(u64::from).collect()))
 }
 
-#[cfg(all(test, feature = "highs"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::{ClusterType, ThroughputTable};
@@ -590,7 +545,7 @@ mod tests {
             })
             .collect();
         let plan = solve(&t, &c, &jobs, &[true, false])
-            .expect("HiGHS")
+            .expect("solved")
             .expect("feasible");
         check(&t, &c, &jobs, &[true, false], &plan);
         assert!((plan.value - 2.7).abs() < 1e-9, "{plan:?}");
@@ -605,13 +560,13 @@ mod tests {
         let mut floored = jobs.clone();
         floored[1].floor = 7.0;
         let plan = solve(&t, &c, &floored, &[true, false])
-            .expect("HiGHS")
+            .expect("solved")
             .expect("feasible");
         check(&t, &c, &floored, &[true, false], &plan);
         assert!((plan.value - 2.7).abs() < 1e-9, "{plan:?}");
         floored[1].floor = 9.0;
         let plan = solve(&t, &c, &floored, &[true, false])
-            .expect("HiGHS")
+            .expect("solved")
             .expect("feasible");
         check(&t, &c, &floored, &[true, false], &plan);
         assert!((plan.value - 2.6).abs() < 1e-9, "{plan:?}");
@@ -620,7 +575,7 @@ mod tests {
         floored[2].floor = 9.5;
         let c1 = cluster(&[1, 1]);
         assert_eq!(
-            solve(&t, &c1, &floored, &[true, false]).expect("HiGHS"),
+            solve(&t, &c1, &floored, &[true, false]).expect("solved"),
             None
         );
     }
@@ -642,7 +597,7 @@ mod tests {
             })
             .collect();
         let plan = solve(&t, &c, &jobs, &[false, false])
-            .expect("HiGHS")
+            .expect("solved")
             .expect("feasible");
         check(&t, &c, &jobs, &[false, false], &plan);
         let fast = plan
@@ -696,7 +651,7 @@ mod tests {
                 })
                 .collect();
             let expected = brute_force(&t, &c, &jobs, &pairs_on);
-            let got = solve(&t, &c, &jobs, &pairs_on).expect("HiGHS");
+            let got = solve(&t, &c, &jobs, &pairs_on).expect("solved");
             match (expected, got) {
                 (None, None) => {}
                 (Some(e), Some(plan)) => {

@@ -730,13 +730,6 @@ impl Sts {
         check_critical(options.sts_critical)?;
         check_critical_after(options.sts_critical_after)?;
         check_size_exponent(options.sts_size_exponent)?;
-        if options.sts_paired_rounds && !cfg!(feature = "highs") {
-            return Err(SimError::Setting {
-                setting: "paired rounds",
-                rule: "need HiGHS, and this build has none (feature highs)",
-                got: "on".into(),
-            });
-        }
         if options.sts_prices && !cfg!(feature = "highs") {
             return Err(SimError::Setting {
                 setting: "prices",
