@@ -11,6 +11,8 @@
 //! [`solvers`] (the fast exact DP [`Dp`], the dense reference DP, brute force and, with feature
 //! `highs`, the ILP) -> [`solution`] (answers and [`verify`]) -> [`placement`] (slots onto
 //! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links).
+//! [`policy`] holds parts of the round policy beside the round problem: the paired program, a
+//! round of single-GPU jobs with pairs of jobs as items, solved exactly.
 //! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does; `bound`
 //! (feature `highs`) computes the long-run LP bound a round mechanism is measured against.
 //!
