@@ -674,7 +674,7 @@ impl RoundScheduler {
     /// A caller that weights jobs by least attained service (as the simulator's `sts` policy)
     /// should count a distributed job's service once, not once per worker: the value of its
     /// options is already that of one job on d_j GPUs, w_j / d_j per GPU, and counting every
-    /// worker's GPU time divides that again, by up to d_j (docs/results.md, "Attained service
+    /// worker's GPU time divides that again, by up to d_j (docs/simulation.md, "Attained service
     /// per job": 8.7% shorter makespans on Gavel's multi-GPU mix at 2.6 jobs/h).
     pub fn set_weight(&mut self, id: &str, weight: f64) -> Result<(), RoundError> {
         let i = self.position(id).ok_or_else(|| RoundError::UnknownJob {

@@ -90,7 +90,7 @@ pub struct SimulateArgs {
     /// one-worker job, P in [0, 1]. 0: one weight a job (the rule until the twenty-seventh
     /// session); 1: the same share of time for every job, as Gavel's max-min fairness, and a GPU
     /// worth as much in a job of any size; 0.75 by default, 0.5 until the thirtieth session
-    /// (docs/results.md, "Weights that count the workers", "The size exponent once the second
+    /// (docs/simulation.md, "Weights that count the workers", "The size exponent once the second
     /// stage is confined").
     #[arg(long, value_name = "P", default_value_t = policies::sts::DEFAULT_SIZE_EXPONENT)]
     sts_size_exponent: f64,
@@ -100,22 +100,22 @@ pub struct SimulateArgs {
     /// sts's pairing step: each round the single-GPU jobs are matched per GPU type into pairs
     /// whose measured pair sum r(a|b) + r(b|a) is at least this, and a half GPU is priced beside
     /// the job's partner; an unmatched job gets whole GPUs only (`inf`: no pairs; `off`: every
-    /// half GPU at the median pair). With --units 2 only (docs/results.md, "A pairing step",
+    /// half GPU at the median pair). With --units 2 only (docs/simulation.md, "A pairing step",
     /// "Pairing thresholds where arrivals go on").
     #[arg(long, value_name = "SUM|off", default_value_t = policies::sts::DEFAULT_PAIRING.to_string())]
     sts_pairing: String,
     /// Thresholds of sts's pairing step for some GPU types in place of --sts-pairing there:
     /// TYPE=SUM,... (types of the throughputs; SUM a number >= 0 or `inf`, no pairs on that
     /// type), or `none`. By default k80=1,p100=inf: on the K80s, where the jobs the fast types
-    /// had no room for run, pairs of sum 1.0-1.4 are matched too (docs/results.md, "Pairs on the
-    /// K80s"); the P100s' pairs are weak and single-GPU jobs get whole P100s (docs/results.md,
+    /// had no room for run, pairs of sum 1.0-1.4 are matched too (docs/simulation.md, "Pairs on the
+    /// K80s"); the P100s' pairs are weak and single-GPU jobs get whole P100s (docs/simulation.md,
     /// "Pairing thresholds where arrivals go on").
     #[arg(long, value_name = "TYPE=SUM,...|none", default_value_t = default_pairing_types())]
     sts_pairing_types: String,
     /// GPU types on which, in crowded rounds (where sts's attained-service weights apply), a
     /// single-GPU job matched by the pairing step gets only its half slot beside its partner,
     /// no whole GPU of that type: TYPE,... or `none` (the default). `v100` is the measured
-    /// variant: under the overload of issue 14 a lower JCT on 17 seeds of 20 (docs/results.md,
+    /// variant: under the overload of issue 14 a lower JCT on 17 seeds of 20 (docs/simulation.md,
     /// "Matched jobs share the V100s when crowded").
     #[arg(long, value_name = "TYPE,...|none", default_value = "none")]
     sts_crowded_sharing: String,
@@ -127,7 +127,7 @@ pub struct SimulateArgs {
     sts_second_stage: String,
     /// In which rounds sts's second stage runs: `attained`, only where the attained-service
     /// weights apply (crowded rounds and the hold after them; the default); `all`, every round
-    /// whose chosen jobs' weights differ, as until the thirtieth session (docs/results.md, "The
+    /// whose chosen jobs' weights differ, as until the thirtieth session (docs/simulation.md, "The
     /// second stage only where attained service weights the jobs").
     #[arg(long, value_enum, value_name = "attained|all", default_value_t = SecondStageRoundsArg::Attained)]
     sts_second_stage_rounds: SecondStageRoundsArg,
@@ -135,26 +135,26 @@ pub struct SimulateArgs {
     /// than RATIO times the cluster's GPUs (jobs counted, not their workers), and after such a
     /// round until the next arrival (`--sts-crowding-hold`); in other rounds every job has its
     /// trace weight (equal shares); 1.5 by default. `off`: every round, the rule until the
-    /// twenty-fourth session (docs/results.md, "Arrivals that do not stop").
+    /// twenty-fourth session (docs/simulation.md, "Arrivals that do not stop").
     #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,
     /// Whether sts's attained-service weights, after a crowded round, stay on until the next
     /// job arrives however few jobs are left (a crowded cluster that nothing enters is draining
-    /// its backlog); `off`: the rule until the twenty-eighth session (docs/results.md, "Held
+    /// its backlog); `off`: the rule until the twenty-eighth session (docs/simulation.md, "Held
     /// until the next arrival").
     #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
     sts_crowding_hold: OnOff,
     /// Whether sts plans its uncrowded rounds of single-GPU jobs as paired rounds: a GPU
     /// shared by two jobs is one choice worth both jobs' measured throughputs, solved exactly
     /// (branch and bound, pure Rust) with the forced jobs at their floors; `off`: every round
-    /// through the round problem with the pairing step's prices (docs/results.md, "Pairs as
+    /// through the round problem with the pairing step's prices (docs/simulation.md, "Pairs as
     /// items").
     #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
     sts_paired_rounds: OnOff,
     /// sts's starvation promotion: where the attained-service weights apply, a job whose age
     /// less its attained service is more than K times its attained service is weighted as a
     /// new job until it runs again (after Tiresias); 4 by default, `off`: the rule until the
-    /// twenty-eighth session (docs/results.md, "Starvation promotion past saturation").
+    /// twenty-eighth session (docs/simulation.md, "Starvation promotion past saturation").
     #[arg(long, value_name = "K|off", default_value_t = policies::sts::DEFAULT_PROMOTION.to_string())]
     sts_promotion: String,
     /// sts's critical-job rule: where the attained-service weights apply and no job has arrived
@@ -162,7 +162,7 @@ pub struct SimulateArgs {
     /// least FACTOR times the backlog's drain time (every active job's remaining hours over the
     /// cluster's pace in the last round) is weighted as a new job; 1.2 by default. It reads the
     /// jobs' remaining steps; `off` (the policy until the forty-second session) for a
-    /// scheduler that does not know them (docs/results.md, "Jobs that would outlast the
+    /// scheduler that does not know them (docs/simulation.md, "Jobs that would outlast the
     /// backlog").
     #[arg(long, value_name = "FACTOR|off", default_value_t = policies::sts::DEFAULT_CRITICAL.to_string())]
     sts_critical: String,

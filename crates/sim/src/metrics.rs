@@ -26,7 +26,7 @@
 //!   when jobs were still arriving when the window's last job finished). Gavel's simulator
 //!   generates jobs until the window is done, so its windows never drain; in a drained window
 //!   the last jobs run with nothing arriving behind them, which flatters a policy that holds
-//!   long jobs back (least attained service): docs/results.md, "Arrivals that do not stop".
+//!   long jobs back (least attained service): docs/simulation.md, "Arrivals that do not stop".
 //!
 //! All are O(n) (the median O(n log n)) over the window's n jobs.
 

@@ -4,7 +4,7 @@
 //! the ratio of the partner the pairing step matched (`sts` module docs), but whether that
 //! partner takes its own half beside it is the solver's choice for the partner, and the
 //! placement then seats the half slots beside whoever is left. Measured on `sts`'s own rounds at
-//! 5.6 jobs/h (docs/results.md, "Pairs as items"), what it realizes is 97.1% (seed 10) and 98.1%
+//! 5.6 jobs/h (docs/simulation.md, "Pairs as items"), what it realizes is 97.1% (seed 10) and 98.1%
 //! (seed 0) of the best sum of normalized throughputs a round could reach with the measured
 //! pairs, and 96.3% in the rounds with 120 or more active jobs. A paired round removes that gap:
 //! a GPU shared by two jobs is one choice, worth both jobs' measured throughputs beside each

@@ -11,8 +11,8 @@
 //! exact and fast, `ilp` the HiGHS baseline), relaxes the fairness constraint when the forced
 //! jobs cannot all fit, and places the slots on GPUs choosing co-runners by their measured
 //! slowdowns. Jobs are weighted by least attained service by default ([`Weights`]) in crowded
-//! rounds, equally in the others (below), and a distributed job's weight grows with the square
-//! root of its workers ([`job_weight`], below).
+//! rounds, equally in the others (below), and a distributed job's weight grows with a power of
+//! its workers ([`job_weight`], below).
 //!
 //! What a job then really gets is read from the measurements for its actual co-runners: alone
 //! on its GPU, its solo throughput; beside one job, the measured pair throughput; beside several,
@@ -40,10 +40,10 @@
 //! oldest, under least-attained-service weights), for whom a pair of sum >= 1 does more than
 //! one of them alone; on the P100s it is infinite by default (no pair reaches it, so single-GPU
 //! jobs get whole P100s only): the P100s' pairs are weak (median sum 1.13 against 1.37 on the
-//! V100s), and where jobs keep arriving, sharing them cost JCT and makespan (docs/results.md,
+//! V100s), and where jobs keep arriving, sharing them cost JCT and makespan (docs/simulation.md,
 //! "Pairing thresholds where arrivals go on").
 //!
-//! **Paired rounds** ([`PolicyOptions::sts_paired_rounds`], on by default; needs HiGHS). Where
+//! **Paired rounds** ([`PolicyOptions::sts_paired_rounds`], on by default). Where
 //! the attained-service weights do not apply (below) and every active job is a single-GPU job,
 //! the round is planned with pairs as items ([`paired`]): a GPU shared by two jobs is one
 //! choice worth both jobs' measured throughputs, solved exactly over classes of identical jobs.
@@ -53,15 +53,15 @@
 //! 97.1-98.1% of what the measured pairs allow. The round problem's plan still names the forced
 //! jobs and their least throughputs, which the paired round keeps (or the round is planned as
 //! usual), and the round mechanism's deficits follow what the paired round runs
-//! (docs/results.md, "Pairs as items").
+//! (docs/simulation.md, "Pairs as items").
 //!
 //! **Sharing when crowded** ([`PolicyOptions::sts_crowded_sharing`], off by default). On the
 //! GPU types it names, in the rounds where the attained-service weights apply (below), a job
 //! that the pairing step matched there gets only its half slot, beside its partner, and no whole
 //! GPU of that type: the weights would give a young job a whole V100 and leave its pair's extra
 //! work undone while more jobs wait than run. Measured with `v100` under the drained overload
-//! of issue 14: a lower JCT on 17 seeds of 20, a shorter makespan on 16, but a makespan longer
-//! than gavel-mmf-ss's on one seed more (docs/results.md, "Matched jobs share the V100s when
+//! (8 jobs/h): a lower JCT on 17 seeds of 20, a shorter makespan on 16, but a makespan longer
+//! than gavel-mmf-ss's on one seed more (docs/simulation.md, "Matched jobs share the V100s when
 //! crowded").
 //!
 //! **Attained service when crowded** ([`PolicyOptions::sts_crowding`], 1.5 by default). The
@@ -69,23 +69,22 @@
 //! outnumber the cluster's GPUs 1.5 times; in other rounds every job has its trace weight.
 //! Least attained service finishes the short jobs first when many more jobs wait than run, but
 //! where jobs keep arriving it gives the old jobs a vanishing share, parks them on slow GPUs
-//! and lets the cluster clog (docs/results.md, "Arrivals that do not stop"). The jobs are
-//! counted, not the GPUs they ask for (counted until the twenty-seventh session): with
-//! multi-GPU jobs arriving at 2.6 jobs/h the GPUs asked for exceeded 1.5 times the cluster in
-//! most rounds, and on one seed in six the old jobs starved (with size exponent 1, below: a
-//! single-GPU job of the window waited 1,795 h, a makespan of 3,526 h against gavel-mmf-ss's
-//! 3,038 h; counting jobs: 804 h; docs/results.md, "Weights that count the workers"). On
-//! single-GPU jobs the two counts are the same.
+//! and lets the cluster clog (docs/simulation.md, "Arrivals that do not stop"). The jobs are
+//! counted, not the GPUs they ask for: with multi-GPU jobs arriving at 2.6 jobs/h the GPUs
+//! asked for exceeded 1.5 times the cluster in most rounds, and on one seed in six the old jobs
+//! starved (with size exponent 1, below: a single-GPU job of the window waited 1,795 h, a makespan
+//! of 3,526 h against gavel-mmf-ss's 3,038 h; counting jobs: 804 h; docs/simulation.md, "Weights
+//! that count the workers"). On single-GPU jobs the two counts are the same.
 //!
 //! **Held until the next arrival** ([`PolicyOptions::sts_crowding_hold`], on by default). After
 //! a crowded round the attained-service weights stay on, however few jobs are left, until the
 //! next job arrives: a crowded cluster that nothing enters is draining a finite backlog, the
 //! case where least attained service is right (what it held back is what is left), and the
-//! clog it causes needs arrivals. Under the overload of issue 14 (8 jobs/h, drained) the hold
+//! clog it causes needs arrivals. Under the drained overload (8 jobs/h) the hold
 //! gives a lower JCT on every seed of six and a shorter makespan on five (the cluster busier,
 //! the drain shorter), for about the same solver time; with jobs arriving as in Gavel's
 //! simulator it changes only the rounds between a crowded round and the next arrival
-//! (docs/results.md, "Held until the next arrival").
+//! (docs/simulation.md, "Held until the next arrival").
 //!
 //! **Starvation promotion** ([`PolicyOptions::sts_promotion`], factor 4 by default). Where
 //! attained service orders the jobs, a job whose age less its service is more than 4 times
@@ -94,8 +93,8 @@
 //! arriving, least attained service otherwise holds a long job behind every newer one until
 //! the arrivals stop (3.0 multi-GPU jobs/h: window jobs waiting thousands of hours; the
 //! window's mean JCT 0.588x of gavel-mmf-ss's without the promotion, 0.836x with it). Under the
-//! overload of issue 14 it moves the mean JCT by 0.05%; where the rounds are not crowded it
-//! cannot act (docs/results.md, "Starvation promotion past saturation").
+//! drained overload (8 jobs/h) it moves the mean JCT by 0.05%; where the rounds are not crowded it
+//! cannot act (docs/simulation.md, "Starvation promotion past saturation").
 //!
 //! **Critical jobs** ([`PolicyOptions::sts_critical`], factor 1.2 by default). Where attained
 //! service orders the jobs and the cluster drains (no job has arrived for an hour, the policy's
@@ -107,35 +106,33 @@
 //! its best solo one, times its workers); a job is critical when its remaining hours are at least
 //! the factor times that drain time. Least attained service holds a long job back while the short
 //! ones run, and where the crowd then drains, that job, started late and served slowly, finishes
-//! last: under the drained overload of issue 14 the makespan was longer than gavel-mmf-ss's on 8
-//! seeds of 20; with the rule on none (docs/results.md, "Jobs that would outlast the backlog"). A
-//! job becomes critical only once its remaining work is about as long as everything else left, so
-//! the short jobs keep their order. Where jobs keep arriving past saturation the backlog does not
-//! drain, and promoting its long jobs clogged the cluster (6.4 jobs/h: twice the JCT); hence the
-//! wait for an hour without arrivals. The rule reads each job's remaining steps, which Gavel's
-//! scheduler also knows (its finish-time fairness policy uses them); `off` for a scheduler that
-//! does not.
+//! last: under the drained overload (8 jobs/h), without the rule, the makespan was longer than
+//! gavel-mmf-ss's on 8 seeds of 20; with the rule on none (docs/simulation.md, "Jobs that would
+//! outlast the backlog"). A job becomes critical only once its remaining work is about as long as
+//! everything else left, so the short jobs keep their order. Where jobs keep arriving past
+//! saturation the backlog does not drain, and promoting its long jobs clogged the cluster (6.4
+//! jobs/h: twice the JCT); hence the wait for an hour without arrivals. The rule reads each job's
+//! remaining steps, which Gavel's scheduler also knows (its finish-time fairness policy uses them);
+//! `off` for a scheduler that does not.
 //!
-//! **Weights that count the workers** ([`PolicyOptions::sts_size_exponent`], 0.75 by default;
-//! 0.5 until the thirtieth session). A job of d_j workers weighs d_j^0.75 times a one-worker job
-//! ([`job_weight`]). With one weight
-//! a job (exponent 0, the rule until the twenty-seventh session) a GPU of an 8-GPU job was worth
-//! an eighth of a single-GPU job's, the single-GPU jobs kept whole GPUs that pairs could have
-//! shared, and where multi-GPU jobs keep arriving at 2.6 jobs/h the 8-GPU jobs queued until the
-//! cluster clogged. Exponent 1 gives every job the same share of time, as Gavel's max-min
-//! fairness does, and makes the round problem maximize normalized work: no clog, but the
-//! single-GPU jobs wait longer than with 0.5 (docs/results.md, "Weights that count the
-//! workers"). On single-GPU jobs every factor is 1 and nothing changes.
+//! **Weights that count the workers** ([`PolicyOptions::sts_size_exponent`], 0.75 by default).
+//! A job of d_j workers weighs d_j^0.75 times a one-worker job ([`job_weight`]). With one weight
+//! a job (exponent 0) a GPU of an 8-GPU job is worth an eighth of a single-GPU job's, the
+//! single-GPU jobs keep whole GPUs that pairs could have shared, and where multi-GPU jobs keep
+//! arriving at 2.6 jobs/h the 8-GPU jobs queue until the cluster clogs. Exponent 1 gives every
+//! job the same share of time, as Gavel's max-min fairness does, and makes the round problem
+//! maximize normalized work: no clog, but the single-GPU jobs wait longer than with a smaller
+//! exponent (docs/simulation.md, "Weights that count the workers"). On single-GPU jobs every factor
+//! is 1 and nothing changes.
 //!
 //! **Second stage** ([`PolicyOptions::sts_second_stage`], on by default with exponent 0.25;
 //! `RoundScheduler::with_second_stage`). The attained-service weights span orders of magnitude,
 //! so in the round problem they decide where jobs run as well as who runs: the young jobs take
 //! the fast types whatever they gain there and the old ones run on the K80s at a fifth of their
-//! speed (docs/results.md, "Work per busy GPU"). After the round problem chooses who runs,
-//! where those jobs run is chosen again, exactly, with the weights' fourth roots (square roots
-//! until the thirtieth session); every fairness minimum still holds. Since the thirtieth
-//! session only in the rounds where the attained-service weights apply
-//! ([`PolicyOptions::sts_second_stage_rounds`]): elsewhere the weights differ only by
+//! speed (docs/simulation.md, "Work per busy GPU"). After the round problem chooses who runs,
+//! where those jobs run is chosen again, exactly, with the weights' fourth roots; every fairness
+//! minimum still holds. The second stage runs only in the rounds where the attained-service
+//! weights apply ([`PolicyOptions::sts_second_stage_rounds`]): elsewhere the weights differ only by
 //! distributed jobs' size factors, and softening those made multi-GPU jobs wait longer.
 //!
 //! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
@@ -181,21 +178,19 @@ pub enum Weights {
     /// distributed job counts its service once, not per GPU, because the round problem already
     /// charges it for its size. Counting GPU time as well held the 8-GPU jobs back until the
     /// cluster emptied, and made the multi-GPU mix's makespan at 2.6 jobs/h longer than
-    /// gavel-mmf-ss's on 5 of 12 seeds (none since; the makespan 8.7% shorter on the mean:
-    /// docs/results.md, "Attained service per job"). Since the twenty-fourth session these
-    /// weights apply only in crowded rounds ([`PolicyOptions::sts_crowding`]; since the
-    /// twenty-eighth, until the next arrival after one, [`PolicyOptions::sts_crowding_hold`]):
-    /// measured as Gavel does, with jobs arriving until the window is done, applying them in
-    /// every round lost to gavel-mmf-ss. Since the twenty-seventh session the weight is also
-    /// multiplied by the square root of the job's workers ([`job_weight`]): with one-job weights a
-    /// distributed job's value per GPU was `w_j / d_j`, and where multi-GPU jobs keep arriving
-    /// the 8-GPU jobs queued until the cluster clogged.
+    /// gavel-mmf-ss's on 5 of 12 seeds (counted once: on none, and the makespan 8.7% shorter on
+    /// the mean: docs/simulation.md, "Attained service per job"). These weights apply only in
+    /// crowded rounds ([`PolicyOptions::sts_crowding`]) and until the next arrival after one
+    /// ([`PolicyOptions::sts_crowding_hold`]): measured as Gavel does, with jobs arriving until
+    /// the window is done, applying them in every round lost to gavel-mmf-ss. The weight is also
+    /// multiplied by a power of the job's workers ([`job_weight`]): with one-job weights a
+    /// distributed job's value per GPU is `w_j / d_j`, and where multi-GPU jobs keep arriving
+    /// the 8-GPU jobs queue until the cluster clogs.
     #[default]
     Attained,
     /// Least attained service with a_j in GPU-hours (each worker's GPU time counted), as
-    /// Tiresias's two-dimensional attained service; the default until the twenty-second
-    /// session (it gives the same weights as [`Weights::Attained`] when every job has one
-    /// worker).
+    /// Tiresias's two-dimensional attained service (it gives the same weights as
+    /// [`Weights::Attained`] when every job has one worker).
     AttainedGpu,
 }
 
@@ -214,16 +209,13 @@ impl Weights {
 
 /// The default exponent of sts's size weights ([`PolicyOptions::sts_size_exponent`]): a job of
 /// d workers weighs d^0.75 times a one-worker job ([`job_weight`]). Chosen by measurement
-/// (docs/results.md, "Weights that count the workers"): with multi-GPU jobs arriving at 2.6
-/// jobs/h, exponent 0 (one weight a job, the rule until the twenty-seventh session) let the
-/// 8-GPU jobs queue until the cluster clogged on two seeds of three; exponent 1 (weights by
-/// workers: the same share of time for every job, as in Gavel's max-min fairness, and a GPU
-/// worth as much in a job of any size) ends the clog but makes the single-GPU jobs wait; 0.5
-/// gave a lower JCT than 1 on 5 of 6 seeds and the lowest worst rho on all. 0.75 since the
-/// thirtieth session (docs/results.md, "The size exponent once the second stage is confined"):
-/// with the second stage only in crowded rounds, 0.6 gives a lower JCT than 0.5 on every one
-/// of 12 seeds at 2.6 multi-GPU jobs/h, 0.75 lower still on 10 of them (every seed at 1.1x of
-/// gavel-mmf-ss's or more) and at 3.0 jobs/h, and 1 loses to 0.75.
+/// (docs/simulation.md, "Weights that count the workers" and "The size exponent once the second
+/// stage is confined"): with multi-GPU jobs arriving at 2.6 jobs/h, exponent 0 (one weight a
+/// job) lets the 8-GPU jobs queue until the cluster clogs, and exponent 1 (the same share of
+/// time for every job, as in Gavel's max-min fairness) ends the clog but makes the single-GPU
+/// jobs wait; with the second stage only in crowded rounds, 0.6 gives a lower JCT than 0.5 on
+/// every one of 12 seeds, 0.75 lower still on 10 of them (every seed at 1.1x of gavel-mmf-ss's
+/// or more) and at 3.0 jobs/h, and 1 loses to 0.75.
 pub const DEFAULT_SIZE_EXPONENT: f64 = 0.75;
 
 /// Checks the exponent of sts's size weights ([`PolicyOptions::sts_size_exponent`]): in [0, 1].
@@ -404,15 +396,15 @@ pub fn check_fairness(f: &Fairness) -> Result<(), SimError> {
 }
 
 /// The pairing step's default threshold on the pair sum `r(a|b) + r(b|a)`
-/// ([`PolicyOptions::sts_pairing`]), chosen by measurement: 1.3 on drained windows in the
-/// thirteenth session (docs/results.md, "A pairing step"), 1.4 since the twenty-sixth, measured
-/// as Gavel's simulator measures, with jobs arriving until the window is done (docs/results.md,
-/// "Pairing thresholds where arrivals go on": 1.0 to 1.7 on seeds 0-2, then seeds 3-5).
+/// ([`PolicyOptions::sts_pairing`]), chosen by measurement as Gavel's simulator measures, with
+/// jobs arriving until the window is done: 1.0 to 1.7 on seeds 0-2, then seeds 3-5
+/// (docs/simulation.md, "Pairing thresholds where arrivals go on"; the step itself: "A pairing
+/// step").
 pub const DEFAULT_PAIRING: f64 = 1.4;
 
 /// The pairing step's default thresholds by GPU type, in place of [`DEFAULT_PAIRING`] there
 /// ([`PolicyOptions::sts_pairing_by_type`]): 1.0 on the K80s, and infinite on the P100s (no
-/// pair, whole P100s only). Chosen by measurement: the K80s' in docs/results.md, "Pairs on the
+/// pair, whole P100s only). Chosen by measurement: the K80s' in docs/simulation.md, "Pairs on the
 /// K80s" (under overload 1.5% less JCT and 0.7% less makespan on seeds 0-5, at 5.6 jobs/h no
 /// change), the P100s' in "Pairing thresholds where arrivals go on" (at 5.6 jobs/h with
 /// arrivals that go on, seeds 0-2, 1.2% less JCT and makespan than pairs at 1.4 there; 1.2,
@@ -422,11 +414,10 @@ pub const DEFAULT_PAIRING_BY_TYPE: &[(&str, f64)] = &[("k80", 1.0), ("p100", f64
 /// The default exponent of the round scheduler's second stage in `sts`
 /// ([`PolicyOptions::sts_second_stage`], `RoundScheduler::with_second_stage`): after the round
 /// problem chooses who runs with the attained-service weights, where they run is chosen again
-/// with the fourth roots of the weights. Chosen by measurement: 0.5 in the twenty-third session
-/// (docs/results.md, "Work per busy GPU", when attained service weighted every round; exponent 0
-/// loses JCT), 0.25 since the thirtieth, once the stage ran only in crowded rounds
-/// (docs/results.md, "The second stage's exponent where only crowded rounds have it": under the
-/// overload of issue 14 less JCT and a shorter makespan on most of 15 seeds).
+/// with the fourth roots of the weights. Chosen by measurement with the stage only in crowded
+/// rounds: under the drained overload (8 jobs/h) exponents 0, 0.25, 0.5 and 0.75 give a mean JCT
+/// of 22.44, 21.39, 21.63 and 21.87 h (docs/simulation.md, "The second stage's exponent where
+/// only crowded rounds have it").
 pub const DEFAULT_SECOND_STAGE: f64 = 0.25;
 
 /// In which rounds `sts`'s second stage runs ([`PolicyOptions::sts_second_stage_rounds`]).
@@ -434,16 +425,15 @@ pub const DEFAULT_SECOND_STAGE: f64 = 0.25;
 pub enum SecondStageRounds {
     /// Only in rounds where the attained-service weights apply ([`Weights::Attained`] or
     /// [`Weights::AttainedGpu`], in a crowded round or the hold after one), the weights it was
-    /// made to soften: they span orders of magnitude there. The default since the thirtieth
-    /// session, chosen by measurement (docs/results.md, "The second stage only where attained
-    /// service weights the jobs"): in the other rounds the weights differ only by the size factor
-    /// of distributed jobs ([`job_weight`]), and softening that one made the multi-GPU mix at 2.6
-    /// jobs/h wait longer on every seed. Single-GPU runs are unchanged: there the weights of an
-    /// uncrowded round are all equal, and the second stage had nothing to do.
+    /// made to soften: they span orders of magnitude there. The default, chosen by measurement
+    /// (docs/simulation.md, "The second stage only where attained service weights the jobs"): in
+    /// the other rounds the weights differ only by the size factor of distributed jobs
+    /// ([`job_weight`]), and softening that one made the multi-GPU mix at 2.6 jobs/h wait longer on
+    /// every seed. Single-GPU runs are unchanged: there the weights of an uncrowded round are all
+    /// equal, and the second stage had nothing to do.
     #[default]
     Attained,
-    /// In every round where the chosen jobs' weights differ (the rule until the thirtieth
-    /// session).
+    /// In every round where the chosen jobs' weights differ.
     All,
 }
 
@@ -488,11 +478,11 @@ fn pair_sum(v: f64) -> bool {
 
 /// The default crowding above which attained service weights the jobs
 /// ([`PolicyOptions::sts_crowding`]): 1.5, the active jobs half again as many as the cluster's
-/// GPUs. Chosen by measurement (docs/results.md, "Arrivals that do not stop": with jobs arriving
+/// GPUs. Chosen by measurement (docs/simulation.md, "Arrivals that do not stop": with jobs arriving
 /// until the window is done, at 5.6 jobs/h, the weights are equal in every round and sts beats
-/// gavel-mmf-ss where least attained service in every round lost to it; under the overload of
-/// issue 14 the cluster is crowded and least attained service orders the jobs; 2 left too many
-/// overloaded rounds to equal weights).
+/// gavel-mmf-ss where least attained service in every round lost to it; under the drained
+/// overload (8 jobs/h) the cluster is crowded and least attained service orders the jobs; 2 left
+/// too many overloaded rounds to equal weights).
 pub const DEFAULT_CROWDING: f64 = 1.5;
 
 /// Checks the crowding threshold of the attained-service weights
@@ -509,11 +499,11 @@ pub fn check_crowding(factor: Option<f64>) -> Result<(), SimError> {
 /// The default factor of sts's starvation promotion ([`PolicyOptions::sts_promotion`]): in a
 /// round where attained service orders the jobs, a job whose age less its attained service
 /// is more than 4 times its attained service is weighted as a job that has not run yet
-/// ([`attained_for_weight`]). Chosen by measurement (docs/results.md, "Starvation promotion
+/// ([`attained_for_weight`]). Chosen by measurement (docs/simulation.md, "Starvation promotion
 /// past saturation"): past saturation (3.0 multi-GPU jobs/h with arrivals going on) least
 /// attained service held the window's long jobs behind every newer arrival; 4 took the mean
-/// JCT there from 0.588x of gavel-mmf-ss's to 0.836x, 10 to 0.662x, and under the overload of
-/// issue 14 neither moved the mean JCT by more than 0.05%. 2 (measured after) gained more past
+/// JCT there from 0.588x of gavel-mmf-ss's to 0.836x, 10 to 0.662x, and under the drained
+/// overload (8 jobs/h) neither moved the mean JCT by more than 0.05%. 2 gained more past
 /// saturation on the one seed run but cost 0.8% of JCT under the overload.
 pub const DEFAULT_PROMOTION: f64 = 4.0;
 
@@ -551,8 +541,8 @@ pub fn attained_for_weight(factor: Option<f64>, age_seconds: f64, attained_secon
 /// The default factor of sts's critical-job rule ([`PolicyOptions::sts_critical`]): where
 /// attained service orders the jobs and the cluster drains, a job whose remaining hours at its
 /// best speed are at least 1.2 times the backlog's drain time is weighted as a new job
-/// ([`critical_jobs`]). Chosen by measurement (docs/results.md, "Jobs that would outlast the
-/// backlog"): under the drained overload of issue 14, on the ten seeds it was chosen on, 1.0
+/// ([`critical_jobs`]). Chosen by measurement (docs/simulation.md, "Jobs that would outlast the
+/// backlog"): under the drained overload (8 jobs/h), on the ten seeds it was chosen on, 1.0
 /// shortened the makespans most and cost 1.8% more JCT than 1.2, 1.5 left three seeds longer
 /// than gavel-mmf-ss's, 2 seven; 1.2 left none, and none of the other ten seeds either, for
 /// 0.8% of the mean JCT over the twenty (1.267x of gavel-mmf-ss's).
@@ -574,7 +564,7 @@ pub fn check_critical(factor: Option<f64>) -> Result<(), SimError> {
 /// seed 2), promoting the long jobs in every crowded round clogged the cluster (mean JCT
 /// 55.74 h against 27.26 h); the drained overload's makespans need only the drain (half an
 /// hour to two hours gave the same means within 0.01 h of JCT and 0.1 h of makespan;
-/// docs/results.md, "Jobs that would outlast the backlog"). An hour without arrivals is the
+/// docs/simulation.md, "Jobs that would outlast the backlog"). An hour without arrivals is the
 /// policy's sign of a drain, not a proof: past saturation such gaps happen (at 6.4 jobs/h
 /// about one gap in 600), and where the rule met one there it changed no run measured.
 pub const DEFAULT_CRITICAL_AFTER: f64 = 3600.0;
