@@ -29,8 +29,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
     /// Time every run in a process of its own (`stsfair solve FILE --solver S --json`, its
-    /// `stats.seconds`), as issue 17's bars read solver time: in-process runs after the first
-    /// find the allocator's pages and the caches warm, a fresh process does not.
+    /// `stats.seconds`), as the performance targets read solver time (docs/performance.md, "Where
+    /// the targets stand"): in-process runs after the first find the allocator's pages and the
+    /// caches warm, a fresh process does not.
     #[arg(long)]
     processes: bool,
 }
@@ -66,8 +67,7 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
     let files = bench::instance_files(&args.paths).map_err(Failure::input)?;
     let header = header(&args.solvers);
     outln!("{}", header.join("  "));
-    // The CSV's cells are the table's without the padding (the header's too: until the
-    // thirty-first session its names kept their spaces).
+    // The CSV's cells are the table's without the padding (the header's too).
     let mut csv = String::new();
     let _ = writeln!(csv, "{}", csv_line(&header));
     let mut disagree = false;

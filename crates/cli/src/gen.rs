@@ -74,7 +74,7 @@ pub struct GenArgs {
     /// With --gavel --multi: `gavel` draws a scale factor 1/2/4/8 with probabilities 0.70/0.10/0.15/0.05 (Gavel's workload generator), then a job type of that scale factor; `uniform` draws uniformly over all job types (65% distributed; the draw of instances shipped before the Gavel mix).
     #[arg(long, value_enum, default_value_t = MixArg::Gavel)]
     multi_mix: MixArg,
-    /// With --gavel: times of slots smaller than half a GPU. `composition`: a slot of s of U units has U/s - 1 typical co-runners, each multiplying the throughput by the median pair ratio (the rule the simulation realizes); `power-law`: solo * (s/U)^a through the whole and half GPU (the earlier rule).
+    /// With --gavel: times of slots smaller than half a GPU. `composition`: a slot of s of U units has U/s - 1 typical co-runners, each multiplying the throughput by the median pair ratio (the rule the simulation realizes); `power-law`: solo * (s/U)^a through the whole and half GPU (kept for comparison).
     #[arg(long, value_enum, default_value_t = RuleArg::Composition)]
     slot_rule: RuleArg,
     /// Synthetic only: probability that a job cannot run on a GPU type.
@@ -265,10 +265,10 @@ fn gen_error(e: GenError, args: &GenArgs) -> Failure {
     }
 }
 
-/// The default instance name: `<prefix>-<shape>-<jobs>-s<seed>`. Until the thirty-seventh
-/// session it had no seed, so every `gen --gavel --jobs 1000 --count 100` round was named
-/// `gavel-100x3-1000` whatever its seed, and the rows of a `bench` table over several seeds
-/// could not be told apart (benches/seeds.sh passed `--name` for that).
+/// The default instance name: `<prefix>-<shape>-<jobs>-s<seed>`. The seed is in it so that
+/// rounds of the same shape and size (every `gen --gavel --jobs 1000 --count 100` round is
+/// `gavel-100x3-1000-s<seed>`) have distinct names, and the rows of a `bench` table over several
+/// seeds can be told apart.
 fn default_name(prefix: &str, shape: &str, jobs: usize, seed: u64) -> String {
     format!("{prefix}-{shape}-{jobs}-s{seed}")
 }

@@ -80,18 +80,17 @@ pub struct SimulateArgs {
     /// Spatial units per GPU for sts (slots of 1, 2, ... units): 2 (half GPUs, every co-location a measured pair) by default; 4 adds quarter GPUs (docs/results.md).
     #[arg(long, default_value_t = 2)]
     units: u32,
-    /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (the earlier rule); docs/costs.md.
+    /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (a power law of the slot's share of the GPU, kept for comparison); docs/costs.md.
     #[arg(long, value_enum, default_value_t = crate::r#gen::RuleArg::Composition)]
     slot_rule: crate::r#gen::RuleArg,
-    /// How sts weights jobs: `attained` (the default: least attained service first, as Tiresias: w = weight / (1 + hours of service received), a distributed job's counted once, recomputed every round), `attained-gpu` (the same with GPU-hours, every worker counted: Tiresias's two-dimensional attained service, the default until the twenty-second session) or `trace` (the trace's priority weights: equal shares, as Gavel's policies).
+    /// How sts weights jobs: `attained` (the default: least attained service first, as Tiresias: w = weight / (1 + hours of service received), a distributed job's counted once, recomputed every round), `attained-gpu` (the same with GPU-hours, every worker counted: Tiresias's two-dimensional attained service) or `trace` (the trace's priority weights: equal shares, as Gavel's policies).
     #[arg(long, value_enum, default_value_t = WeightsArg::Attained)]
     sts_weights: WeightsArg,
     /// How a distributed job's sts weight grows with its workers d: it weighs d^P times a
-    /// one-worker job, P in [0, 1]. 0: one weight a job (the rule until the twenty-seventh
-    /// session); 1: the same share of time for every job, as Gavel's max-min fairness, and a GPU
-    /// worth as much in a job of any size; 0.75 by default, 0.5 until the thirtieth session
-    /// (docs/simulation.md, "Weights that count the workers", "The size exponent once the second
-    /// stage is confined").
+    /// one-worker job, P in [0, 1]. 0: one weight a job; 1: the same share of time for every
+    /// job, as Gavel's max-min fairness, and a GPU worth as much in a job of any size; 0.75 by
+    /// default (docs/simulation.md, "Weights that count the workers", "The size exponent once the
+    /// second stage is confined").
     #[arg(long, value_name = "P", default_value_t = policies::sts::DEFAULT_SIZE_EXPONENT)]
     sts_size_exponent: f64,
     /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
@@ -115,8 +114,8 @@ pub struct SimulateArgs {
     /// GPU types on which, in crowded rounds (where sts's attained-service weights apply), a
     /// single-GPU job matched by the pairing step gets only its half slot beside its partner,
     /// no whole GPU of that type: TYPE,... or `none` (the default). `v100` is the measured
-    /// variant: under the overload of issue 14 a lower JCT on 17 seeds of 20 (docs/simulation.md,
-    /// "Matched jobs share the V100s when crowded").
+    /// variant: under the drained overload (8 jobs/h) a lower JCT on 17 seeds of 20
+    /// (docs/simulation.md, "Matched jobs share the V100s when crowded").
     #[arg(long, value_name = "TYPE,...|none", default_value = "none")]
     sts_crowded_sharing: String,
     /// sts's second stage: after the round problem chooses who runs, where the chosen jobs run
@@ -127,21 +126,21 @@ pub struct SimulateArgs {
     sts_second_stage: String,
     /// In which rounds sts's second stage runs: `attained`, only where the attained-service
     /// weights apply (crowded rounds and the hold after them; the default); `all`, every round
-    /// whose chosen jobs' weights differ, as until the thirtieth session (docs/simulation.md, "The
-    /// second stage only where attained service weights the jobs").
+    /// whose chosen jobs' weights differ (docs/simulation.md, "The second stage only where
+    /// attained service weights the jobs").
     #[arg(long, value_enum, value_name = "attained|all", default_value_t = SecondStageRoundsArg::Attained)]
     sts_second_stage_rounds: SecondStageRoundsArg,
     /// When sts's attained-service weights apply: only in rounds where the active jobs are more
     /// than RATIO times the cluster's GPUs (jobs counted, not their workers), and after such a
     /// round until the next arrival (`--sts-crowding-hold`); in other rounds every job has its
-    /// trace weight (equal shares); 1.5 by default. `off`: every round, the rule until the
-    /// twenty-fourth session (docs/simulation.md, "Arrivals that do not stop").
+    /// trace weight (equal shares); 1.5 by default. `off`: every round (docs/simulation.md,
+    /// "Arrivals that do not stop").
     #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,
     /// Whether sts's attained-service weights, after a crowded round, stay on until the next
     /// job arrives however few jobs are left (a crowded cluster that nothing enters is draining
-    /// its backlog); `off`: the rule until the twenty-eighth session (docs/simulation.md, "Held
-    /// until the next arrival").
+    /// its backlog); `off`: the weights end with the first uncrowded round (docs/simulation.md,
+    /// "Held until the next arrival").
     #[arg(long, value_enum, value_name = "on|off", default_value_t = OnOff::On)]
     sts_crowding_hold: OnOff,
     /// Whether sts plans its uncrowded rounds of single-GPU jobs as paired rounds: a GPU
@@ -153,17 +152,16 @@ pub struct SimulateArgs {
     sts_paired_rounds: OnOff,
     /// sts's starvation promotion: where the attained-service weights apply, a job whose age
     /// less its attained service is more than K times its attained service is weighted as a
-    /// new job until it runs again (after Tiresias); 4 by default, `off`: the rule until the
-    /// twenty-eighth session (docs/simulation.md, "Starvation promotion past saturation").
+    /// new job until it runs again (after Tiresias); 4 by default, `off`: no promotion
+    /// (docs/simulation.md, "Starvation promotion past saturation").
     #[arg(long, value_name = "K|off", default_value_t = policies::sts::DEFAULT_PROMOTION.to_string())]
     sts_promotion: String,
     /// sts's critical-job rule: where the attained-service weights apply and no job has arrived
     /// for `--sts-critical-after` seconds, a job whose remaining hours at its best speed are at
     /// least FACTOR times the backlog's drain time (every active job's remaining hours over the
     /// cluster's pace in the last round) is weighted as a new job; 1.2 by default. It reads the
-    /// jobs' remaining steps; `off` (the policy until the forty-second session) for a
-    /// scheduler that does not know them (docs/simulation.md, "Jobs that would outlast the
-    /// backlog").
+    /// jobs' remaining steps; `off` for a scheduler that does not know them (docs/simulation.md,
+    /// "Jobs that would outlast the backlog").
     #[arg(long, value_name = "FACTOR|off", default_value_t = policies::sts::DEFAULT_CRITICAL.to_string())]
     sts_critical: String,
     /// How long no job must have arrived, in seconds, before sts's critical-job rule acts (the
