@@ -31,7 +31,7 @@ pub(super) const TABLES_AFTER_STATES: u64 = 100_000;
 /// ([`TABLES_AFTER_STATES`]). They cost little to build (one grid of rooms per binding type,
 /// `add_copies` for classes of many jobs) and see each type's integrality, which the last runs
 /// of the 1,000-job Gavel rounds pay for (docs/solver.md step 5). Chosen by instruction counts
-/// on 19 rounds (docs/performance.md, "Sixteenth session"): 1,000 won on two 1,000-job rounds
+/// on 19 rounds (docs/solver.md, "Single types' tables first"): 1,000 won on two 1,000-job rounds
 /// and lost twice as much on a 10,000-job one; 4,000 left 1k-4 at 76,955 states. Half of it
 /// for the core in the rigid order ([`RIGID_SINGLE_SHARE`]).
 pub(super) const SINGLE_TABLES_AFTER_STATES: u64 = 2_000;
@@ -39,13 +39,11 @@ pub(super) const SINGLE_TABLES_AFTER_STATES: u64 = 2_000;
 /// The fixing and tables of single types are made for this many times the gap of the run that
 /// needs them, and rebuilt for a run past it unless the fixing there keeps the same choices
 /// (`fixing::next_gap`; the tables are cheap; a wider fixing keeps more classes in the core
-/// and looser tables). The sixteenth session chose 1.25 among 1, 1.25, 1.5 and 2.5 on 19
-/// rounds (2.5 made 10k-5 97,088 states instead of 11,077, 1.5 made the 1,000-job rounds
-/// slower, 1 rebuilt for runs the wider fixing serves); the thirty-sixth, with the builds
-/// cheaper and the rebuilds the same fixing would make skipped, took 1: on the 10,000-job
-/// round of seed 10 61,974 -> 43,192 states, 18.1 -> 11.9 ms in one process, 3.4% less on 24
-/// such rounds by geometric mean, 1% less on 49 of 40-3,000 jobs but `gavel-multi-36x3-300`,
-/// 1.36 -> 1.62 ms (docs/performance.md, the thirty-sixth session's section).
+/// and looser tables: 2.5 makes 10k-5 97,088 states instead of 11,077). 1 against 1.25, with
+/// the rebuilds the same fixing would make skipped: on the 10,000-job round of seed 10 61,974
+/// -> 43,192 states, 18.1 -> 11.9 ms in one process, 3.4% less on 24 such rounds by geometric
+/// mean, 1% less on 49 of 40-3,000 jobs but `gavel-multi-36x3-300`, 1.36 -> 1.62 ms
+/// (docs/solver.md, "Single types' tables first").
 pub(super) const SINGLE_SPAN: f64 = 1.0;
 
 /// The tables also come on after a run whose states, times their growth over the run before
@@ -60,10 +58,9 @@ pub(super) const TABLES_PREDICTED: u64 = 2;
 /// states, or [`RACE_FACTOR`] times the last finished run's if more, before the same gap is
 /// run in the other core order (docs/solver.md step 5, "The order race"). A lost race costs
 /// at most twice the limit in states, and the first order's fixing and tables built again.
-/// Chosen between 20,000 and 50,000 on 47 Gavel-mix runs of 10
-/// rounds (docs/performance.md, "Twenty-first session"): both took about a fifth off their
-/// time, but at 20,000 a single-GPU 10,000-job round whose last run takes 20,485 states
-/// lost a race (22,905 -> 62,907 states); at 50,000 none of 125 single rounds races.
+/// Chosen between 20,000 and 50,000 on 47 Gavel-mix runs of 10 rounds: both took about a fifth
+/// off their time, but at 20,000 a single-GPU 10,000-job round whose last run takes 20,485
+/// states lost a race (22,905 -> 62,907 states); at 50,000 none of 125 single rounds races.
 pub(super) const RACE_AFTER_STATES: u64 = 50_000;
 
 /// The growth over the last finished run past which a run is raced by the other core order:
@@ -79,7 +76,7 @@ pub(super) const RACE_FACTOR: u64 = 8;
 /// an option: the 35 forced jobs of the multi-GPU simulation's round that has no solution
 /// (`tests/data/multi-unpackable-36x3-88.json`) take 2.2 M word operations, and the solve
 /// answers `infeasible` in 0.74 ms where its runs took 0.69 s to refuse it (the ILP proves it
-/// in 0.22 s; docs/performance.md, the thirty-ninth session). Larger clusters (100 GPUs a
+/// in 0.22 s; docs/solver.md, "Certificates of infeasibility"). Larger clusters (100 GPUs a
 /// type in halves: 161,604 words an option) pass the allowance after a few forced jobs, and
 /// are checked only once the DP refuses them ([`REFUTE_WORK`]).
 ///
@@ -113,22 +110,21 @@ pub(super) const FAST_GROWTH: f64 = 2.0;
 /// [`RIGID_ADAPT_AFTER_STATES`].
 pub(super) const ADAPT_AFTER_STATES: u64 = 1_000;
 
-/// [`ADAPT_AFTER_STATES`] for the core in the rigid order (`CoreOrder::Rigid`), since the
-/// thirty-seventh session. With the classes that may idle last there, the failed runs are
-/// smaller, and a doubling from a run of a few hundred states overshot the optimum's gap where
-/// the states grow 17 to 32 times per doubling (the 1,000-job Gavel round of seed 23: 392
-/// states at gap 0.030, then 9,702 at 0.060, the optimum's 0.038); from 250 that growth is
-/// measured in time. The units order keeps 1,000: with both triggers lowered there too, the
-/// multi-GPU simulations of seeds 4 and 8 fell back to the ILP once each, and with either one
-/// that of seed 4 (docs/performance.md, "The thirty-seventh session").
+/// [`ADAPT_AFTER_STATES`] for the core in the rigid order (`CoreOrder::Rigid`). With the
+/// classes that may idle last there, the failed runs are smaller, and a doubling from a run of a
+/// few hundred states overshot the optimum's gap where the states grow 17 to 32 times per doubling
+/// (the 1,000-job Gavel round of seed 23: 392 states at gap 0.030, then 9,702 at 0.060, the
+/// optimum's 0.038); from 250 that growth is measured in time. The units order keeps 1,000: with
+/// both triggers lowered there too, the multi-GPU simulations of seeds 4 and 8 fell back to the ILP
+/// once each, and with either one that of seed 4 (docs/solver.md step 6, "Core order").
 pub(super) const RIGID_ADAPT_AFTER_STATES: u64 = 250;
 
 /// The single types' tables' trigger (`Dp::single_tables_after_states`, and the prediction of
-/// it) is divided by this for the core in the rigid order, since the thirty-seventh session:
-/// its runs before the tables are smaller with the classes that may idle last, and at 2,000
-/// the tables came on too late on the 1,000-job Gavel round of seed 39 (3,320 -> 20,799
-/// states; 1,535 at 1,000) and on the 3,000-job rounds of seeds 15 and 19. The units order
-/// keeps the trigger as it is, for the reason of [`RIGID_ADAPT_AFTER_STATES`].
+/// it) is divided by this for the core in the rigid order: its runs before the tables are smaller
+/// with the classes that may idle last, and at 2,000 the tables came on too late on the 1,000-job
+/// Gavel round of seed 39 (3,320 -> 20,799 states; 1,535 at 1,000) and on the 3,000-job rounds of
+/// seeds 15 and 19. The units order keeps the trigger as it is, for the reason of
+/// [`RIGID_ADAPT_AFTER_STATES`].
 pub(super) const RIGID_SINGLE_SHARE: u64 = 2;
 
 /// The growth of the states from one failed run to the next that the step after
@@ -201,10 +197,9 @@ pub(super) const ZIGZAG: f64 = 0.1;
 /// Where the descent's passes settle, the vertex of L's nearest pieces (`Flat::vertex`) is
 /// taken only if it lowers L by more than this, relative to max(1, |L|): the DP's first gap
 /// ([`FIRST_GAP`]) cannot tell less, and a taken step costs a pass of line searches more.
-/// Measured (docs/performance.md, the thirty-eighth session): on the 10,000-job Gavel round
-/// of seed 36 the passes settle at L = 4531.297163 and the vertex is at 4531.297034 (the
-/// smoothing's 4531.297034 too), 14.7 -> 10.9 ms in one process; with any gain taken, the
-/// 1,000-job rounds took 2% longer.
+/// Measured (docs/solver.md step 2): on the 10,000-job Gavel round of seed 36 the passes settle
+/// at L = 4531.297163 and the vertex is at 4531.297034 (the smoothing's 4531.297034 too), 14.7
+/// -> 10.9 ms in one process; with any gain taken, the 1,000-job rounds took 2% longer.
 pub(super) const JUMP_GAIN: f64 = 1e-9;
 
 /// The nearest planes `Flat::vertex` chooses its K from, per type: the planes through a
@@ -337,14 +332,14 @@ pub(super) fn dense_bytes(max_states: usize) -> u64 {
 pub(super) const TABLE_WORK: usize = 5_000_000_000;
 
 /// Cell updates the tables may take per state the solve has created so far (a cell update
-/// costs about 1 ns, a state about 1 us). Counted over the solve, not the largest run: with the
-/// counting of issue 17 the runs before the tables create fewer states (148,000 on
-/// `round4-gavel-36x3-300`), and 500 per state of the largest run left the pair tables
-/// (0.3 * 10^9 updates) out, which made the last run 2.6 M states instead of 0.3 M. 40,000
-/// (was 2,000): on `round6-gavel-100x3-1000` the tables come on after 115,000 states and its
-/// pair tables (fixed at [`TABLE_SPAN`] times the gap) take 2.5 * 10^9 updates (1.8 s); with
-/// the single-type tables that 2,000 allowed the next run alone created 6.4 M states (8 s),
-/// and at 20,000 the pairs fitted once but not their rebuild (7.9 M states).
+/// costs about 1 ns, a state about 1 us). Counted over the solve, not the largest run: the
+/// runs before the tables create few states (148,000 on `round4-gavel-36x3-300`), and 500 per
+/// state of the largest run left the pair tables (0.3 * 10^9 updates) out, which made the last
+/// run 2.6 M states instead of 0.3 M. 40,000: on `round6-gavel-100x3-1000` the tables come on
+/// after 115,000 states and its pair tables (fixed at [`TABLE_SPAN`] times the gap) take
+/// 2.5 * 10^9 updates (1.8 s); at 2,000 only the single-type tables fit and the next run alone
+/// created 6.4 M states (8 s), and at 20,000 the pairs fitted once but not their rebuild (7.9 M
+/// states).
 pub(super) const TABLE_WORK_PER_STATE: u64 = 40_000;
 
 /// Most cells of one set's room grid (512 x 512; 401 x 401 is a pair of types of 100 GPUs of 4
@@ -370,8 +365,6 @@ pub(super) const COPIES_AFTER: usize = 3;
 /// all; a longer one searches the concave probe bound from where the step's last search ended
 /// (`above`, docs/solver.md step 6), whose full evaluations cost more than the scan's (which
 /// stop at the first probe below the floor) on short ranges. Chosen among 2, 3, 4, 5, 6, 8
-/// and 16 on the 37 rounds of docs/performance.md's seventeenth session, with the same states
-/// everywhere: 4 took 1,467.5 M instructions, 8 (the value for the bisection from the low end
-/// that `above` replaced) 1,490.9 M, 16 1,613.7 M, 2 1,475.7 M; round4-gavel-36x3-300 96.3 M
-/// at 8, 81.4 M at 4.
+/// and 16 on 37 rounds, with the same states everywhere: 4 took 1,467.5 M instructions, 8
+/// 1,490.9 M, 16 1,613.7 M, 2 1,475.7 M; round4-gavel-36x3-300 96.3 M at 8, 81.4 M at 4.
 pub(super) const SCAN_COUNTS: u64 = 4;
