@@ -693,12 +693,11 @@ impl Flat {
     /// lies beyond the step costs one pass over its lines. O(S + B |Q_c|) for S choices and B
     /// breakpoints walked, plus two selections, O(B) expected.
     ///
-    /// Why: until the thirty-eighth session every envelope was walked to `hi` before the
-    /// selection; a search from mu = 0 walks them far past the step (100 to 200 breakpoints
-    /// on 86 classes at 1,000 jobs). The step is the same number
-    /// (`crossing_matches_sorting_every_breakpoint`): along a direction of integers every
-    /// increase is an integer and every sum exact. (A binary heap over the classes' next
-    /// breakpoints, least first, was tried too: as fast at 1,000 jobs, 12-27% slower on the
+    /// Why: walking every envelope to `hi` before the selection would, on a search from mu = 0,
+    /// walk them far past the step (100 to 200 breakpoints on 86 classes at 1,000 jobs). The step
+    /// is the same number (`crossing_matches_sorting_every_breakpoint`): along a direction of
+    /// integers every increase is an integer and every sum exact. (A binary heap over the classes'
+    /// next breakpoints, least first, was tried too: as fast at 1,000 jobs, 12-27% slower on the
     /// synthetic rounds of 10,000 and 100,000 jobs, one class a job, where a search from 0
     /// passes most breakpoints; docs/performance.md.)
     fn crossing(
@@ -1063,10 +1062,10 @@ fn first_crossing(breaks: &mut [(f64, f64)], mut need: f64) -> Option<f64> {
 /// over at most K types, mu_k <= A (1 + R + ... + R^(K-1)) <= A K R^(K-1) (where such
 /// inequalities form a cycle, L is flat along the direction that raises the cycle's prices
 /// together, and lowering them keeps the minimum). The unit tests check that L reaches the
-/// LP's value (HiGHS) on 500 random problems, forced jobs included. (The cap of the
-/// earlier sessions, twice the largest value per unit of the type plus 1, assumed optional
-/// jobs only; a forced job whose other choice takes 8 times the units held the minimum beyond
-/// it, and L above the LP's value, on random instances of the unit tests.)
+/// LP's value (HiGHS) on 500 random problems, forced jobs included. (A cap of twice the largest
+/// value per unit of the type plus 1 holds for optional jobs only: a forced job whose other
+/// choice takes 8 times the units holds the minimum beyond it, and L above the LP's value, on
+/// random instances of the unit tests.)
 fn price_cap(classes: &[Class], k: usize) -> f64 {
     let placed = || {
         classes
@@ -1249,7 +1248,7 @@ impl Descent {
 /// (`Flat::edges`); returns mu and L(mu). What the DP tries before the smoothing (docs/solver.md
 /// step 5, "When to smooth"): where the descent stopped at a vertex that is not the minimum,
 /// an edge from it descends, and the refined mu is a vertex that `proven_minimum` can prove.
-/// Measured on the 138 rounds of the thirty-sixth session's list: the smoothing is made on
+/// Measured on 138 Gavel-derived rounds: the smoothing is made on
 /// four (`instances/hard/round6-` and `round62-gavel-100x3-1000`, 10,000-job seeds 35 and 39);
 /// the refined mu is proven on three of them, at the LP's value (HiGHS, 1e-9 relative, on
 /// the two hard rounds: `refinement_reaches_the_lp_value_on_the_hard_rounds`; on seed 39

@@ -41,10 +41,10 @@ pub(super) enum CoreOrder {
     /// the bound bites. A class whose kept choices include idle (an optional class tied, at mu,
     /// between running and not) can absorb whatever room the others leave: as a last layer its
     /// counts are pinned by that room, where as an earlier one each of its counts is a state
-    /// that every later layer carries (thirty-seventh session: on the 10,000-job Gavel round of
+    /// that every later layer carries (on the 10,000-job Gavel round of
     /// seed 32 an optional class of 319 jobs, 2 units or idle, was layer 22 of 29 and its counts
     /// made 26,694 of the last run's 55,983 states; last, the solve makes 6,337 states in all
-    /// instead of 123,419. docs/performance.md, "The thirty-seventh session").
+    /// instead of 123,419; docs/solver.md step 6, "Core order").
     Rigid,
     /// Fewest units first (a class's largest kept choice), then rigid first: for problems of
     /// integral values and problems with distributed jobs (d_j > 1). Where every choice is

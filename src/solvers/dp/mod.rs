@@ -641,10 +641,9 @@ impl Dp {
             // the runs have (below the last run's floor; for integral values, below the
             // ceiling's integer); otherwise it is kept, tested so again before the next run,
             // and taken once the states themselves reach the trigger if it lowers L at all
-            // (docs/solver.md step 5, "When to smooth"). Since the thirty-eighth session "the
-            // smoothing" is the descent refined along the edges of L's pieces where that is
-            // proven a minimizer, the entropic smoothing only where it is not
-            // (`refined_or_smoothed`).
+            // (docs/solver.md step 5, "When to smooth"). "The smoothing" is the descent refined
+            // along the edges of L's pieces where that is proven a minimizer, the entropic
+            // smoothing only where it is not (`refined_or_smoothed`).
             // Before the smoothing is first made, the descent's mu is tested for a proof that
             // it minimizes L to within less than any smoothing taken below must lower it
             // (`proven_minimum`): half the tolerance, and for integral values no more than
@@ -696,11 +695,11 @@ impl Dp {
                     (largest_run, largest_gap) = (0, 0.0);
                     // The tables themselves are rebuilt at the new mu (`cached`), but the
                     // regime stays: the states' steep growth with the gap that turned them on
-                    // is the round's, not the old mu's. Going back to plain runs (until the
-                    // thirty-fourth session) cost the 10,000-job Gavel round of seed 39 a plain
-                    // run of 17,264 states and then, its growth unmeasured, a doubled gap
-                    // (0.0109 -> 0.0217, the optimum's 0.0120) whose run took 44,542 states:
-                    // 78,536 in all, 29,419 with the tables kept (50 -> 17 ms).
+                    // is the round's, not the old mu's. Going back to plain runs costs the
+                    // 10,000-job Gavel round of seed 39 a plain run of 17,264 states and then,
+                    // its growth unmeasured, a doubled gap (0.0109 -> 0.0217, the optimum's
+                    // 0.0120) whose run takes 44,542 states: 78,536 in all, against 29,419
+                    // with the tables kept (50 -> 17 ms).
                     if integral {
                         ceiling = ceiling.min((bound + tol).floor());
                     }
@@ -1472,7 +1471,7 @@ mod tests {
     /// HiGHS finds such a packing, the greedy stops at 475. In the rigid order (fewest kept
     /// choices first) the run at floor 476 passed its layer limit of 4 M states and the ILP
     /// took the round; with the classes of fewest units first it finds 476 (227,256 states in
-    /// the run with the tables, 0.6 s; docs/performance.md, "Twentieth session").
+    /// the run with the tables, 0.6 s; docs/solver.md step 6, "Core order").
     #[test]
     fn a_count_problem_one_short_of_its_ceiling_is_closed_by_the_runs() {
         let shape: [(usize, [u64; 3]); 18] = [
