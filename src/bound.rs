@@ -310,8 +310,8 @@ mod tests {
     }
 
     /// No admissible option anywhere (a type of no GPUs; no jobs at all): the bound is 0, every
-    /// price 0, without asking HiGHS, which calls a model without columns `ModelEmpty` (until
-    /// the thirty-first session `stsfair bound` and `rounds` failed there with exit 1).
+    /// price 0, without asking HiGHS, which calls a model without columns `ModelEmpty` (so
+    /// `stsfair bound` and `rounds` answer there instead of failing with exit 1).
     #[test]
     fn no_admissible_option_bounds_at_zero() {
         let no_gpus = Instance::builder()
@@ -332,10 +332,10 @@ mod tests {
         }
     }
 
-    /// Valid instances of extreme magnitudes (reviewer's findings, forty-first session): with a
-    /// whole-GPU time of 1e13 s/it beside a half-GPU time of 0.4 s, job a's sigma on half a GPU
-    /// is about 1e13, and HiGHS, given that entry, returned 1.0 (below the 1.8333 that `rounds`
-    /// reaches); from 1e15 on it refused the model, and the `highs` crate panicked; at 1e308
+    /// Valid instances of extreme magnitudes: with a whole-GPU time of 1e13 s/it beside a
+    /// half-GPU time of 0.4 s, job a's sigma on half a GPU is about 1e13, and HiGHS, given that
+    /// entry unscaled, returns 1.0 (below the 1.8333 that `rounds` reaches); from 1e15 on it
+    /// refuses the model, and the `highs` crate panics; at 1e308
     /// the sigma is infinite. Scaled, every case gives the bound: a and b on half GPUs every
     /// round, 1 + 2/2.4. A weight of 1e15 (sigmas of 1e15 for the light job) likewise.
     #[test]

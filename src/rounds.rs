@@ -1212,7 +1212,7 @@ pub struct RoundRecord {
     /// Solver calls.
     pub solves: u64,
     /// Whether a solve of the round came from a fallback solver ([`RoundPlan::fallback_solves`]
-    /// > 0; before the eighth session only the plan's own solve was counted).
+    /// > 0: any solve of the round, the count problem's included).
     pub fallback: bool,
     /// Whether a limit stopped a solve of the round with a solution not proven optimal
     /// ([`RoundPlan::feasible_solves`] > 0; false in a state file written before it was kept).
@@ -1511,7 +1511,7 @@ mod tests {
     }
 
     /// A round whose plan the first solver made but whose count problem the fallback solved is a
-    /// fallback round too (before the eighth session only the plan's own solve was counted).
+    /// fallback round too.
     #[test]
     fn a_count_problem_that_falls_back_makes_a_fallback_round() {
         let fallback = crate::solvers::Fallback {

@@ -715,7 +715,7 @@ mod tests {
     use crate::{Dp, Instance, JobSpec, Solver};
 
     /// The message names the reported objective as the file writes it: `null`, or 1e300 rather
-    /// than its 301 digits (until the forty-first session: `Some(30.2)`, `None`).
+    /// than its 301 digits (not Rust's `Some(30.2)`, `None`).
     #[test]
     fn an_objective_mismatch_prints_the_numbers_as_written() {
         let says = |reported| {
