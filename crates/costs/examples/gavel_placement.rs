@@ -1,5 +1,5 @@
 //! Co-location-aware placement from the measured Gavel pairs, with the trained predictor filling
-//! the pairs that were never measured (issue 6 item 5, `docs/placement.md`).
+//! the pairs that were never measured (`docs/placement.md`).
 //!
 //! ```sh
 //! cargo run --release -p stsfair-costs --example gavel_placement [THROUGHPUTS] [INSTANCE] [ROUNDS]

@@ -1,5 +1,4 @@
-//! Cost inputs: what the solver's predicted co-location times are made from (MODEL.md section 2,
-//! issue 6).
+//! Cost inputs: what the solver's predicted co-location times are made from (MODEL.md section 2).
 //!
 //! The round model needs, for every job and every (GPU type, slot size), the time per iteration
 //! of the whole job while it shares its GPU with co-runners. Those times come from measurements:

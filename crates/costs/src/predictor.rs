@@ -20,7 +20,7 @@
 //!   sensitivity and pressure on every GPU type (`Additive`), the speed on every other GPU
 //!   type relative to `g`, and the additive prediction; each sample is then trained on in
 //!   seven variants (`Cold::VARIANTS`) that hide what a never-measured pair, job or partner
-//!   lacks, so that the trees learn to predict without it (issue 18, `docs/costs.md`).
+//!   lacks, so that the trees learn to predict without it (`docs/costs.md`).
 //!
 //! **Never-paired job types.** A pair with a job type that has no measured pair on any GPU type
 //! is predicted (with [`FeatureSet::ColdStart`]) by the geometric mean of that model and a
@@ -124,11 +124,11 @@ pub struct PredictorConfig {
 /// Which features the predictor computes, and on which rows it trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FeatureSet {
-    /// The pairwise features of the first predictor (issue 6): job and partner descriptions,
+    /// The pairwise features of the first predictor: job and partner descriptions,
     /// leave-one-out mean ratios, the same pair on other GPU types; one row per measured sample.
     /// Kept for comparison (`stsfair predict-eval --features pairwise`).
     Pairwise,
-    /// Cold-start features (issue 18): the pairwise ones, plus each job's additive sensitivity
+    /// Cold-start features: the pairwise ones, plus each job's additive sensitivity
     /// and pressure on every GPU type (`Additive`), the additive model's prediction, and the
     /// job's speed on every GPU type relative to this one; each measured sample is also shown
     /// to the learner as it would look if the pair, the job or the partner had never been
@@ -316,8 +316,8 @@ fn few_partner_jobs(inputs: &CostInputs) -> Vec<((usize, usize), Vec<usize>)> {
 /// without calibration (`1 / CALIBRATION_TREES` of the trees) on the rest, so each reference pair
 /// is predicted as the job's other pairs are, from a table without it. Only the job's own
 /// ratio (its sensitivity) is calibrated: the partners' ratios beside it vary with each
-/// partner's own sensitivity, and calibrating them did not help (`docs/costs.md`, fifteenth
-/// session). Reads only `inputs`; a table without such jobs is left as it is (no fit), and so
+/// partner's own sensitivity, and calibrating them did not help (`docs/costs.md`, "The
+/// predictor"). Reads only `inputs`; a table without such jobs is left as it is (no fit), and so
 /// is one whose shadow fit fails (too few samples). `FEW_PARTNERS` extra fits.
 fn calibrate_few_partners(
     inputs: &CostInputs,
@@ -623,7 +623,7 @@ pub struct HoldoutReport {
 /// One scored prediction of a held-out evaluation: the co-located throughput of `job` beside
 /// `partner` on `gpu`, predicted with the pair held out, its measurement, and what the two
 /// baselines predicted. Where a model's error sits (which GPU type, which jobs, which side of
-/// the pair) is read from these: docs/costs.md, "Twenty-ninth session".
+/// the pair) is read from these: docs/costs.md, "Accuracy against the targets".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct ScoredPrediction {

@@ -1,5 +1,4 @@
-//! The cost inputs as the pairwise co-location model of placement (MODEL.md section 5, issue 6
-//! item 5).
+//! The cost inputs as the pairwise co-location model of placement (MODEL.md section 5).
 //!
 //! Placement ([`stsfair::placement::place`]) asks a [`CoLocation`] model for the predicted slowdown
 //! of a job, named by its id, beside another on a GPU type, named by its name. The cost inputs

@@ -141,9 +141,10 @@ mod tests {
     }
 
     /// Near saturation: 110 jobs of 26 kinds on 108 GPUs, many jobs of one kind (an LP of the
-    /// 5.6 jobs/h replay, issue 17, on which the method used to stall at relative error 1.9e-3,
-    /// above ECOS's reduced accuracy, and hand the LP to HiGHS). The method converges to the tolerances on its own,
-    /// to HiGHS simplex's optimum, and gives identical jobs identical allocations.
+    /// 5.6 jobs/h replay, degenerate; docs/simulation.md, "Near saturation"). The method converges
+    /// to the tolerances on its own (a stall at relative error 1.9e-3, above ECOS's reduced
+    /// accuracy, would hand the LP to HiGHS), to HiGHS simplex's optimum, and gives identical
+    /// jobs identical allocations.
     #[test]
     fn many_identical_jobs_converge() {
         // The replay's LP: the utilities of the 26 kinds, and each job's kind in the LP's order.
