@@ -84,11 +84,11 @@ proptest! {
 }
 
 /// A round of the multi-GPU simulation (`simulate --jobs 20000 --rate 2.6 --multi-gpu --seed 4
-/// --window 4000-4999`, thirty-eighth session's build) with no solution: 35 of its 88 jobs are
+/// --window 4000-4999`) with no solution: 35 of its 88 jobs are
 /// forced and need 216 units of the 216 the three types of 36 half-GPU pairs hold, so neither
 /// the Lagrangian bound nor a shortage proves it, and the slots of 4 and 8 GPUs do not pack.
-/// The thirty-eighth session's DP predicted 9.5 M states and refused it (the ILP proved it
-/// infeasible in 0.24 s); the forced jobs' reachability answers before any run.
+/// The DP's runs alone predict 9.5 M states and refuse it (the ILP proves it infeasible in
+/// 0.24 s); the forced jobs' reachability answers before any run.
 #[test]
 fn the_simulations_unpackable_round_is_answered_infeasible() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -344,15 +344,13 @@ proptest! {
     }
 }
 
-/// The case of `dps_agree_on_integral_values_of_small_instances` (in its regressions file) that
-/// the fast DP refused until the forty-third session (`tests/data/dense-finish-25.json`, every
-/// value 1): 25 jobs on four small types, so a full packing (worth 25, the Lagrangian bound)
-/// is a four-dimensional packing whose states no bound prunes. The runs created 8.0 M states
-/// and the budget refused the round; the property test then shrank the case for over ten
-/// minutes, a second a case, which looked like a hang in CI. The dense DP's grid is 96,237 unit
-/// vectors (2.4 M cells over the 25 jobs): once the runs reach a quarter of that, or the budget
-/// would refuse the round, the dense DP finishes the solve (docs/solver.md step 5, "The dense
-/// finish").
+/// A case of `dps_agree_on_integral_values_of_small_instances` (in its regressions file) that
+/// the runs alone cannot solve in budget (`tests/data/dense-finish-25.json`, every value 1): 25 jobs on
+/// four small types, so a full packing (worth 25, the Lagrangian bound) is a four-dimensional
+/// packing whose states no bound prunes. The runs alone create 8.0 M states in about a second
+/// before the budget refuses the round. The dense DP's grid is 96,237 unit vectors (2.4 M cells
+/// over the 25 jobs): once the runs reach a quarter of that, or the budget would refuse the round,
+/// the dense DP finishes the solve (docs/solver.md step 5, "The dense finish").
 #[test]
 fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     let path =

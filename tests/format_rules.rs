@@ -1014,8 +1014,8 @@ fn to_json_round_trips_and_writes_defaults_out() {
 }
 
 /// The size limit holds for what is not a regular file too: a device or a pipe is read one byte
-/// past the limit and refused, never read to the end (reviewer's finding, forty-first session:
-/// `validate /dev/zero` read until memory ran out).
+/// past the limit and refused, never read to the end (`validate /dev/zero` would read until
+/// memory runs out).
 #[cfg(unix)]
 #[test]
 fn inputs_that_are_not_regular_files_are_read_up_to_the_limit() {

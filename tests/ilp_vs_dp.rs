@@ -357,8 +357,8 @@ fn every_solve_gets_the_threads_it_asks_for() {
 }
 
 /// More threads than `MAX_ILP_THREADS` are refused before HiGHS starts: HiGHS would make them
-/// all at its first solve and abort the process when it cannot (a reviewer's finding, forty-
-/// first session, through `stsfair solve --threads`).
+/// all at its first solve and abort the process when it cannot (through `stsfair solve
+/// --threads` too).
 #[test]
 fn too_many_threads_are_refused_before_highs_starts() {
     let instance = medium_instance();
@@ -457,8 +457,8 @@ fn fast_dp_solves_the_shipped_100_gpu_hard_round() {
 
 /// A round on which HiGHS 1.16.0 with its default presolve reports 15.8233 as optimal; the
 /// optimum is 15.8835 (brute force, the dense DP and the fast DP agree, and `verify` accepts
-/// it), and HiGHS finds it with presolve off. Found by `ilp_matches_dense_dp` in the fifth
-/// session. The default ILP's answer is printed, not asserted: it is HiGHS's defect, and a later
+/// it), and HiGHS finds it with presolve off. Found by `ilp_matches_dense_dp`. The default
+/// ILP's answer is printed, not asserted: it is HiGHS's defect, and a later
 /// HiGHS may fix it.
 #[test]
 fn highs_presolve_defect_is_avoided_with_presolve_off() {

@@ -360,8 +360,8 @@ proptest! {
 }
 
 /// A cluster of more GPUs than a placement can hold is refused before anything is allocated
-/// (reviewer's finding, forty-first session: `rounds` on 64 types of a million GPUs aborted on
-/// a 2 GiB allocation). One GPU past the limit is enough.
+/// (else `rounds` on 64 types of a million GPUs aborts on a 2 GiB allocation). One GPU past the
+/// limit is enough.
 #[test]
 fn clusters_past_the_gpu_limit_are_refused_by_name() {
     use stsfair::placement::{MAX_GPUS, PlacementError};

@@ -351,9 +351,8 @@ fn second_stage_exponent_out_of_range_is_refused() {
 
 /// A sigma that overflows to infinity (job a's equal-share rate, from a whole-GPU time of
 /// 1e308 s/it, underflows beside its half-GPU time of 0.4 s) leaves a finite deficit: the credit
-/// bound is at most `f64::MAX`. Until the forty-first session the deficit became minus
-/// infinity and the next round failed ("the round's instance is invalid: jobs[0].deficit must
-/// be finite (got -inf)"; reviewer's finding).
+/// bound is at most `f64::MAX`. A deficit of minus infinity would fail the next round ("the
+/// round's instance is invalid: jobs[0].deficit must be finite (got -inf)").
 #[test]
 fn an_infinite_sigma_leaves_finite_deficits() {
     let inst = Instance::builder()
@@ -388,7 +387,7 @@ fn an_infinite_sigma_leaves_finite_deficits() {
 
 /// A job removed after `plan()` and added again under its id is a new job: not part of the
 /// planned round, so reporting it is refused and its deficit is not charged with the old job's
-/// round (a reviewer's finding, forty-first session: the new job inherited the old one's entry).
+/// round (it does not inherit the old job's entry).
 #[test]
 fn a_job_added_again_under_a_removed_id_is_not_in_the_planned_round() {
     let cluster = Instance::builder()
@@ -811,7 +810,7 @@ fn acceptance_instance(path: &Path) -> Instance {
     })
 }
 
-/// The acceptance runs of docs/rounds.md (issue 5): on each Gavel-derived overloaded cluster, 100
+/// The acceptance runs of docs/rounds.md: on each Gavel-derived overloaded cluster, 100
 /// rounds of the mechanism, compared with the unconstrained efficiency optimum (nobody forced)
 /// and with largest-deficit-first; asserts that no round fails and that at least 99% of the jobs
 /// with a fairness bound reach a mean sigma of 0.95 * lambda. Rerun with

@@ -1,4 +1,4 @@
-//! Adversarial inputs through the `stsfair` binary (issue 8): extreme numbers, out-of-range
+//! Adversarial inputs through the `stsfair` binary: extreme numbers, out-of-range
 //! counts, very many jobs and options, deep nesting, huge strings, duplicates, every field
 //! deleted in turn, a cluster of 4 x 1,000,000 GPUs, the ILP's time limit and byte-identical
 //! output. Each run must end (no hang, no panic, no signal) with exit 0, 2 or 3 and, when it
@@ -196,12 +196,12 @@ fn extreme_times_are_solved_or_refused_by_name() {
     }
 }
 
-/// Extreme but valid numbers through `bound`, `rounds` and `verify` (a reviewer's findings,
-/// forty-first session): a whole-GPU time of 1e13 to 1e308 s/it beside a half-GPU time of 0.4
-/// s, or a weight of 1e15, made HiGHS refuse the long-run LP (the `highs` crate panicked), or
-/// at 1e13 return 1.0 where `rounds` reaches 1.8333; an infinite sigma made the deficit minus
-/// infinity (the next round failed) and the state file's tally `null`; a solution with one job
-/// too many was exit 2 where one too few is exit 1.
+/// Extreme but valid numbers through `bound`, `rounds` and `verify`: a whole-GPU time of 1e13
+/// to 1e308 s/it beside a half-GPU time of 0.4 s, or a weight of 1e15, give the bound (unscaled,
+/// HiGHS refuses such a long-run LP, the `highs` crate panics, or at 1e13 it returns 1.0 where
+/// `rounds` reaches 1.8333); an infinite sigma leaves the deficits finite (minus infinity would
+/// fail the next round) and the state file's tally a number, not `null`; a solution with one
+/// job too many is exit 1, as one too few.
 #[cfg(feature = "highs")]
 #[test]
 fn extreme_numbers_through_bound_rounds_and_verify() {

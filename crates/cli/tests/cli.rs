@@ -671,7 +671,7 @@ fn simulate_refuses_bad_estimation_settings_with_exit_2_naming_the_flag() {
 
 /// Settings checked past the argument parser (by the engine when the run starts, by sts's
 /// round problem, by the workload's memory limit) are usage errors too: exit 2 naming the
-/// flag, before any row is written. Until the thirty-first session the first two exited 1.
+/// flag, before any row is written.
 #[test]
 fn simulate_refuses_run_settings_with_exit_2_naming_the_flag() {
     for (bad, flag) in [
@@ -1125,8 +1125,7 @@ fn simulate_job_log_has_every_window_job_and_adds_up() {
 /// `stsfair bench`: one row per instance (a folder's files in name order), each solver's status
 /// and median seconds, the ratio to the first solver, agreement, the objective; the CSV holds
 /// the same cells; `--processes` gives the same rows from fresh processes; bad usage exits 2
-/// naming the flag. (The command had no test of its own
-/// until the thirty-first session; `src/bench.rs` tests its parts.)
+/// naming the flag. (`src/bench.rs` tests its parts.)
 #[test]
 fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-bench");

@@ -191,8 +191,8 @@ fn cli_rounds_counts_the_solves_a_time_limit_stopped() {
 }
 
 /// A cluster where no job can run (a type of no GPUs) or no job at all: `rounds` with the LP
-/// prices and `bound` answer a bound of 0 (until the thirty-first session both failed with exit
-/// 1: HiGHS calls a model without columns `ModelEmpty`).
+/// prices and `bound` answer a bound of 0, without asking HiGHS (which calls a model without
+/// columns `ModelEmpty`).
 #[test]
 fn cli_rounds_and_bound_on_a_cluster_where_nothing_can_run() {
     if !cfg!(feature = "highs") {
@@ -580,7 +580,7 @@ fn cli_rounds_refuses_bad_state_files() {
         );
     }
     // Totals the summary divides by the rounds: counts of rounds at most the rounds, sums
-    // finite and >= 0 (a reviewer's findings, forty-first session: accepted before).
+    // finite and >= 0; anything else is refused.
     type Change = fn(&mut Value);
     let tally_cases: [(Change, &str); 4] = [
         (
