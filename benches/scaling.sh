@@ -6,7 +6,7 @@
 #        `cargo build --release`; BIN=path/to/stsfair overrides the binary)
 #   small: shipped instances + generated rounds of <= 3,000 jobs, dp and ilp (--time-limit 120)
 #   large: generated rounds of 10,000 and 100,000 jobs (synthetic and Gavel-derived), dp only (the ilp takes ~3 min on one
-#          10,000-job Gavel round, issue 4), each bench call cut at DP_LIMIT seconds (default
+#          10,000-job Gavel round), each bench call cut at DP_LIMIT seconds (default
 #          600), plus dp's peak memory (/usr/bin/time -f %M, KiB) on each
 # CSV files go to $OUT (default /tmp/stsfair-scaling).
 set -u

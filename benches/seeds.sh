@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Many seeds of the Gavel-derived rounds of issue 17, for the tail of the DP's times
-# (docs/performance.md, "Eighteenth session"): a handful of seeds said the bars were met, and
-# 81 more found the rounds where they are not. Generates the rounds (into $OUT, never the repo)
+# Many seeds of the Gavel-derived rounds, for the tail of the DP's times (docs/performance.md,
+# "Where the targets stand"): a handful of seeds can say the targets are met where many more
+# find the rounds where they are not. Generates the rounds (into $OUT, never the repo)
 # and times them with `stsfair bench`: dp against ilp (medians of 3) at 1,000 and 3,000 jobs,
 # dp alone (median of 5) at 10,000 jobs, where one ilp solve takes minutes.
 #
 # usage: benches/seeds.sh   (from the repo root after `cargo build --release`)
 #   BIN=path/to/stsfair overrides the binary; OUT (default /tmp/stsfair-seeds) takes the
 #   instances and the CSV files; SEEDS_1K, SEEDS_3K, SEEDS_10K ("FIRST LAST", defaults
-#   "16 60", "6 25", "9 24": the seeds past those the earlier sessions measured).
+#   "16 60", "6 25", "9 24").
 # About 15 minutes on the 2-core machine, most of it the ilp at 3,000 jobs (2-24 s a solve).
 set -eu
 BIN=${BIN:-target/release/stsfair}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Gavel's JCT-versus-input-rate curves for our policies (issue 14, item 7), with Gavel's published
+# Gavel's JCT-versus-input-rate curves for our policies, with Gavel's published
 # points beside them (crates/sim/data/gavel-ref/PUBLISHED-CURVES.md).
 #
 # Methodology as Gavel's continuous-jobs experiments: Poisson arrivals at RATE jobs/h, 5,000 jobs,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the tables of docs/results.md: every simulation policy on
-# (1) generated workloads (issue 7): 400 jobs, multi-GPU (scale factors 1/2/4/8), 3 seeds x 2
+# (1) generated workloads: 400 jobs, multi-GPU (scale factors 1/2/4/8), 3 seeds x 2
 #     arrival rates, cluster v100=36,p100=36,k80=36;
-# (2) Gavel's own trace (issue 9): crates/sim/data/gavel-ref/seed0-rate5-36x3.trace, window 0-399.
+# (2) Gavel's own trace: crates/sim/data/gavel-ref/seed0-rate5-36x3.trace, window 0-399.
 #
 # Usage: scripts/simulation-results.sh [OUT_DIR]   (default: target/simulation-results)
 # Runs one simulation at a time (about 20 minutes on two busy cores, most of it in `sts`); the

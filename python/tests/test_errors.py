@@ -200,8 +200,8 @@ def test_unreadable_files_raise_os_errors(tmp_path):
 
 
 def test_a_fifo_written_by_another_thread_is_read(tmp_path):
-    """The file is read with the GIL released: a FIFO whose writer is a thread of the same
-    process waited for ever (forty-first session). Run in a subprocess with a timeout, so that a
+    """The file is read with the GIL released, else a FIFO whose writer is a thread of the same
+    process waits for ever. Run in a subprocess with a timeout, so that a
     regression fails instead of hanging the suite."""
     if not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs here")

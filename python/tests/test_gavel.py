@@ -69,8 +69,8 @@ def test_job_times_feed_the_scheduler():
         g.job_times("a3c", [{"name": "a100", "units": 4, "slot_sizes": [4]}])
     with pytest.raises(stsfair.InstanceError, match=r"gpu_types\[0\]: missing field `name`"):
         g.job_times("a3c", [{"units": 4, "slot_sizes": [4]}])
-    # The types are checked as an instance file's (forty-first session: a slot of 3 on 4 units,
-    # repeated sizes, 2^31 units and a repeated type were returned as times `add_job` refused).
+    # The types are checked as an instance file's (a slot of 3 on 4 units, repeated sizes, 2^31
+    # units and a repeated type are refused here, not returned as times `add_job` refuses).
     for bad, says in [
         ([{"name": "v100", "units": 4, "slot_sizes": [3]}], r"gpu_types\[0\].slot_sizes"),
         ([{"name": "v100", "units": 4, "slot_sizes": [1, 1]}], r"gpu_types\[0\].slot_sizes"),

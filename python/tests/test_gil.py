@@ -7,8 +7,8 @@ import stsfair
 from conftest import REPO
 
 # A round the reference dense DP takes about a second on (`stsfair gen --gavel --jobs 150
-# --count 12 --seed 0`): the fast DP answers every shipped round in well under 0.2 s since the
-# ninth session (the hard round 4 in 0.03 s), too quick to see a counting thread run beside it.
+# --count 12 --seed 0`): the fast DP answers every shipped round in well under 0.2 s (the hard
+# round 4 in 0.03 s), too quick to see a counting thread run beside it.
 SLOW = REPO / "tests" / "data" / "gavel-12x3-150.json"
 SOLVER = "dp-dense"
 

@@ -177,7 +177,7 @@ def test_bad_snapshots_are_refused_by_field():
     with pytest.raises(ValueError, match="solver"):
         stsfair.RoundScheduler.restore(s.snapshot(), solver="nope")
     # The dict `json.loads` makes of a snapshot restores as its text does; anything else is no
-    # snapshot (it raised TypeError before the forty-first session).
+    # snapshot.
     again = stsfair.RoundScheduler.restore(json.loads(s.snapshot()))
     assert again.snapshot() == s.snapshot()
     for bad in [None, 5, b"{}", ["x"]]:
@@ -237,9 +237,10 @@ def test_errors_are_exceptions_and_change_nothing():
 
 
 def test_a_reviewers_findings_are_errors_by_name():
-    """Forty-first session, a review through the bindings: each case was a crash, a silent
-    wrong answer or an undocumented exception type."""
-    # A 5 KB snapshot of 64 types of a million GPUs aborted the interpreter on memory.
+    """Cases through the bindings that are errors by name: unguarded, each would be a crash,
+    a silent wrong answer or an undocumented exception type."""
+    # A 5 KB snapshot of 64 types of a million GPUs is refused (unchecked, it would abort the
+    # interpreter on memory).
     s = stsfair.RoundScheduler(CLUSTER)
     s.report_planned(s.plan())
     doc = json.loads(s.snapshot())
@@ -254,13 +255,13 @@ def test_a_reviewers_findings_are_errors_by_name():
         {"name": f"g{k}", "count": 1000000, "units": 4, "slot_sizes": [4]} for k in range(5)]}
     with pytest.raises(stsfair.SolveError, match="more than the 4000000 a placement can hold"):
         stsfair.RoundScheduler(big).plan()
-    # A round counter at 2^64 - 1 wrapped to 0 at the next report.
+    # A round counter at 2^64 - 1 is refused (it would wrap to 0 at the next report).
     doc = json.loads(s.snapshot())
     doc["round"] = 2**64 - 1
     with pytest.raises(stsfair.InstanceError, match="round must be at most"):
         stsfair.RoundScheduler.restore(json.dumps(doc))
     # A job removed after plan() and added again under its id is a new job: not part of the
-    # planned round (it was charged as the old job's idle round).
+    # planned round (not charged as the old job's idle round).
     s = stsfair.RoundScheduler(CLUSTER)
     s.add_job({"id": "a", "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": 0.3}]})
     s.plan()
