@@ -493,7 +493,7 @@ struct Item {
 
 /// The pair costs of one GPU type's requests, filled as the search asks: the slowdown of both
 /// jobs, `+inf` for a forbidden pair, NaN while unknown. A dense triangle up to
-/// [`DENSE_PAIRS`] requests (a lookup there is an index, where hashing the pair was a tenth of
+/// [`DENSE_PAIRS`] requests (a lookup there is an index, where hashing the pair costs a tenth of
 /// the search's time); a hash map above, where the triangle would be too large to clear every
 /// round.
 enum PairCache {
@@ -564,7 +564,7 @@ struct TypePacker<'a> {
     /// Pair costs by (request, request), computed once.
     pairs: PairCache,
     /// The buffer of [`TypePacker::gpu_cost`]: the search asks for GPU costs millions of times
-    /// in a long simulation, and allocating a list each time was a tenth of its time.
+    /// in a long simulation, and allocating a list each time would cost a tenth of its time.
     scratch: Vec<usize>,
     /// Per GPU, its cost as [`TypePacker::gpu_cost`] last computed it, valid while the GPU's
     /// items have not changed: a trial move reads the costs of two GPUs before and after, and

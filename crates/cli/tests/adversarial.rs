@@ -262,8 +262,8 @@ fn extreme_numbers_through_bound_rounds_and_verify() {
 }
 
 /// A cluster past the placement's limit of 4,000,000 GPUs (five types of a million) is solved
-/// by `solve` and refused by `rounds` with a message that says so, before any allocation: it
-/// aborted on a 2 GiB allocation at 64 types of a million (a reviewer's finding).
+/// by `solve` and refused by `rounds` with a message that says so, before any allocation
+/// (unchecked, 64 types of a million abort on a 2 GiB allocation).
 #[test]
 fn rounds_refuse_clusters_past_the_placement_limit() {
     let types: Vec<Value> = (0..5)

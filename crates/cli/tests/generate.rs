@@ -220,7 +220,7 @@ fn gavel_slot_times_follow_the_documented_derivation() {
     }
 }
 
-/// The power law (the earlier rule) differs from the composition rule only in slots below half
+/// The power law (kept for comparison) differs from the composition rule only in slots below half
 /// a GPU: same jobs, same whole and half times, and a quarter GPU faster by the factor 1 / r.
 #[test]
 fn slot_rules_differ_only_below_half_a_gpu() {

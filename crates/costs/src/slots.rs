@@ -13,11 +13,11 @@
 //! typical partners realizes, so that the planner is promised what the run then gives
 //! ([`SlotRule::Composition`], the default).
 //!
-//! The earlier rule, the power law `theta(s) = solo * (s / U)^a` through both points
-//! ([`SlotRule::PowerLaw`], `a = log2(1 / r)`, so `theta(s) = solo * r^log2(U/s)`), promised
-//! `solo * r^2` for a quarter GPU where the composition rule realizes `solo * r^3`: it packed GPUs
-//! four ways on promises the run did not keep (docs/costs.md, "Slot times and what runs"). It
-//! stays for comparison.
+//! The other rule, the power law `theta(s) = solo * (s / U)^a` through both points
+//! ([`SlotRule::PowerLaw`], `a = log2(1 / r)`, so `theta(s) = solo * r^log2(U/s)`), promises
+//! `solo * r^2` for a quarter GPU where the composition rule realizes `solo * r^3`: it packs GPUs
+//! four ways on promises the run does not keep (docs/costs.md, "Slot times and what runs"). It
+//! is kept for comparison.
 
 use super::ThroughputModel;
 
