@@ -77,7 +77,7 @@ pub struct SimulateArgs {
     /// Solver of the sts round problem (dp, ilp, ...).
     #[arg(long, default_value = "dp")]
     sts_solver: String,
-    /// Spatial units per GPU for sts (slots of 1, 2, ... units): 2 (half GPUs, every co-location a measured pair) by default; 4 adds quarter GPUs (docs/results.md).
+    /// Spatial units per GPU for sts (slots of 1, 2, ... units): 2 (half GPUs, every co-location a measured pair) by default; 4 adds quarter GPUs (docs/simulation.md).
     #[arg(long, default_value_t = 2)]
     units: u32,
     /// How sts derives the times of slots smaller than half a GPU: composition (the co-runner rule the simulation realizes) or power-law (a power law of the slot's share of the GPU, kept for comparison); docs/costs.md.

@@ -55,7 +55,7 @@ pub struct PolicyOptions {
     pub sts_solver: SolverKind,
     /// Units per GPU for `sts` (spatial slots 1, 2, ... up to this, a divisibility ladder of
     /// powers of two). 2 by default: half GPUs, whose co-located times are measured pairs; 4
-    /// adds quarter GPUs, priced by composing pairs (docs/results.md has the measurements).
+    /// adds quarter GPUs, priced by composing pairs (docs/simulation.md has the measurements).
     pub sts_units: u32,
     /// Fairness parameters of `sts` (lambda, allowed debt, credit bound; MODEL.md section 3).
     pub sts_fairness: Fairness,
@@ -73,8 +73,8 @@ pub struct PolicyOptions {
     pub sts_size_exponent: f64,
     /// Whether `sts` prices the fairness service of forced jobs with the long-run LP's duals
     /// (`stsfair::bound::LongRunPrices`, recomputed every round the jobs or weights change;
-    /// needs the feature `highs`). Off by default in the simulation: docs/results.md has what
-    /// it measured.
+    /// needs the feature `highs`). Off by default in the simulation, where the LP would be solved
+    /// again every round the weights change (docs/simulation.md, "Prices").
     pub sts_prices: bool,
     /// The pairing step of `sts` (`sts` module docs): each round the active single-GPU jobs are
     /// matched per GPU type into pairs whose measured pair sum `r(a|b) + r(b|a)` is at least

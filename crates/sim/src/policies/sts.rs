@@ -2,7 +2,7 @@
 //! policy.
 //!
 //! Each round the active jobs form an STS round problem (MODEL.md): every GPU is cut into `U`
-//! units (2 by default: half GPUs, chosen by measurement, docs/results.md) with slots of 1, 2,
+//! units (2 by default: half GPUs, chosen by measurement, docs/simulation.md) with slots of 1, 2,
 //! 4, ... units, and a job's predicted throughput in each slot comes from the Gavel data exactly
 //! as `stsfair gen --gavel` derives it ([`slot_throughputs_by`]): the solo throughput for a whole
 //! GPU, the median co-located throughput for a half GPU, and for smaller slots the co-runner
