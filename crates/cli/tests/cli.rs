@@ -1278,3 +1278,62 @@ fn throughput_files_at_the_edges_of_f64_fail_by_name() {
         }
     }
 }
+
+// ---- export
+
+#[cfg(feature = "highs")]
+#[test]
+fn export_writes_the_ilp_as_mps_or_lp_with_named_columns() {
+    let file = instance_file("hand-share-one-gpu");
+    let file = file.to_str().unwrap();
+    let r = run(&["export", file]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    for needed in ["OBJSENSE", "MAX", "INTORG", "cap_v100", "job_0_a", "x_1_b_v100_2"] {
+        assert!(r.stdout.contains(needed), "{needed}: {}", r.stdout);
+    }
+    // Values are written to 17 significant digits: v = 2.5/4 and (1/0.6)/2.
+    assert!(r.stdout.contains("0.625"), "{}", r.stdout);
+    assert!(r.stdout.contains("0.83333333333333337"), "{}", r.stdout);
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests-export.lp");
+    let r = run(&[
+        "export",
+        file,
+        "--format",
+        "lp",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(r.stderr.contains("4 columns, 3 rows"), "{}", r.stderr);
+    let lp = std::fs::read_to_string(&out).unwrap();
+    assert!(lp.starts_with("\\") && lp.contains("\nmax\n"), "{lp}");
+    assert!(lp.contains("x_0_a_v100_4"), "{lp}");
+}
+
+#[cfg(feature = "highs")]
+#[test]
+fn export_refuses_bad_input_and_reports_unwritable_output() {
+    let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-such-instance.json");
+    let r = run_path(&["export"], &missing);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no-such-instance.json"), "{}", r.stderr);
+    let file = instance_file("hand-share-one-gpu");
+    let file = file.to_str().unwrap();
+    let r = run(&["export", file, "--format", "xml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--format"), "{}", r.stderr);
+    let r = run(&["export", file, "--out", "/nonexistent-dir/model.mps"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("/nonexistent-dir/model.mps"), "{}", r.stderr);
+}
+
+#[cfg(not(feature = "highs"))]
+#[test]
+fn export_without_highs_says_it_needs_highs() {
+    let file = instance_file("hand-share-one-gpu");
+    let r = run(&["export", file.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("feature highs"), "{}", r.stderr);
+}
