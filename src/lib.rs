@@ -11,7 +11,8 @@
 //! [`solvers`] (the fast exact DP [`Dp`], the dense reference DP, brute force and, with feature
 //! `highs`, the ILP) -> [`solution`] (answers and [`verify`]) -> [`placement`] (slots onto
 //! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links).
-//! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does; `bound`
+//! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does, and checks
+//! their answers against the folder's [`manifest`] (`index.json`); `bound`
 //! (feature `highs`) computes the long-run LP bound a round mechanism is measured against.
 //!
 //! The stages before and after the round live in crates of their own, so that a scheduler that
@@ -60,6 +61,7 @@ pub mod bench;
 pub mod bound;
 pub mod formulation;
 pub mod instance;
+pub mod manifest;
 pub mod placement;
 pub mod rounds;
 pub mod solution;

@@ -87,12 +87,8 @@ fn solve_file_here(path: &Path) -> Read {
 
 fn shipped() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("instances");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("instances/ is readable")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    // Every *.json but the manifest, index.json.
+    let files = stsfair::bench::instance_files(&[dir]).expect("instances/ is readable");
     assert!(files.len() >= 10, "the shipped instances are found");
     files
 }
