@@ -93,7 +93,8 @@ enum Command {
     Gen(r#gen::GenArgs),
     /// Evaluate the co-location predictor on held-out measured pairs.
     PredictEval(predict::PredictEvalArgs),
-    /// Time several solvers on the same instances: medians, ratios, agreement.
+    /// Time several solvers on the same instances: medians, ratios, agreement, and every answer
+    /// against the folder's manifest (index.json) where it lists the instance.
     Bench(bench::BenchArgs),
     /// The long-run LP bound: the best mean objective per round of any schedule in which every
     /// job reaches a share of lambda on average (exit 3 when none can).
