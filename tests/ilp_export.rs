@@ -184,3 +184,27 @@ fn names_follow_jobs_types_and_slots() {
     assert!(model.text.contains("x_0_job_a_v100_sxm_0_2"));
     assert!(model.text.to_lowercase().contains("max"));
 }
+
+#[test]
+fn a_round_without_options_exports_the_capacity_rows_alone() {
+    use stsfair::formulation::{JobClass, RoundJob};
+    let problem = RoundProblem {
+        type_names: vec!["v100".into()],
+        job_ids: vec!["idle".into()],
+        capacity: vec![4],
+        jobs: vec![RoundJob {
+            share: 1.0,
+            fair_rate: 0.0,
+            max_throughput: 0.0,
+            minimum: 0.0,
+            class: JobClass::Unbounded,
+            options: Vec::new(),
+        }],
+    };
+    for format in [ModelFormat::Mps, ModelFormat::Lp] {
+        let model = export_ilp(&problem, format).expect("the model is written");
+        assert_eq!((model.columns, model.rows), (0, 1));
+        assert!(model.text.contains("cap_v100"), "{}", model.text);
+        assert!(!model.text.contains("job_0"), "{}", model.text);
+    }
+}
