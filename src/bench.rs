@@ -13,6 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::instance::Instance;
+use crate::manifest::MANIFEST_FILE;
 use crate::solution::{Status, objectives_agree};
 use crate::solvers::{SolveError, Solver};
 
@@ -37,7 +38,8 @@ pub enum BenchError {
 }
 
 /// The instance files named by `paths`: files as given, directories replaced by their `*.json`
-/// files in name order (not recursive). Order is kept so that tables are reproducible.
+/// files in name order (not recursive), but for the manifest ([`MANIFEST_FILE`], `index.json`).
+/// Order is kept so that tables are reproducible.
 pub fn instance_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, BenchError> {
     let mut files = Vec::new();
     for path in paths {
@@ -60,7 +62,8 @@ pub fn instance_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, BenchError> {
                 source,
             })?;
             let p = entry.path();
-            if p.is_file() && p.extension().is_some_and(|e| e == "json") {
+            let manifest = p.file_name().is_some_and(|n| n == MANIFEST_FILE);
+            if p.is_file() && p.extension().is_some_and(|e| e == "json") && !manifest {
                 found.push(p);
             }
         }

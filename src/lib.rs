@@ -13,7 +13,8 @@
 //! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links).
 //! [`policy`] holds parts of the round policy beside the round problem: the paired program, a
 //! round of single-GPU jobs with pairs of jobs as items, solved exactly.
-//! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does; `bound`
+//! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does, and checks
+//! their answers against the folder's [`manifest`] (`index.json`); `bound`
 //! (feature `highs`) computes the long-run LP bound a round mechanism is measured against.
 //!
 //! The stages before and after the round live in crates of their own, so that a scheduler that
@@ -62,6 +63,7 @@ pub mod bench;
 pub mod bound;
 pub mod formulation;
 pub mod instance;
+pub mod manifest;
 pub mod placement;
 pub mod policy;
 pub mod rounds;

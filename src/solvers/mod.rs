@@ -5,7 +5,8 @@
 //! - [`Dp`]: the fast exact DP (bounds, reduced-cost fixing, a sparse DP over the core). The
 //!   default.
 //! - [`BruteForce`]: enumeration, for tiny instances and tests. Always built.
-//! - `Ilp` (feature `highs`): the one-hot ILP solved by HiGHS, the baseline.
+//! - `Ilp` (feature `highs`): the one-hot ILP solved by HiGHS, the baseline; `export_ilp`
+//!   writes the same model as an MPS or LP file for other MIP solvers.
 //!
 //! Every solver returns a [`Solution`] that [`verify`](crate::verify) accepts, or a [`SolveError`]
 //! when it cannot answer (never a silently wrong answer).
@@ -23,12 +24,16 @@ mod dense;
 mod dp;
 #[cfg(feature = "highs")]
 mod ilp;
+#[cfg(feature = "highs")]
+mod ilp_export;
 
 pub use brute::BruteForce;
 pub use dense::DenseDp;
 pub use dp::Dp;
 #[cfg(feature = "highs")]
 pub use ilp::{Ilp, MAX_THREADS as MAX_ILP_THREADS, build_model as build_ilp_model};
+#[cfg(feature = "highs")]
+pub use ilp_export::{ExportedModel, ModelFormat, export_ilp, ilp_names};
 
 /// A count as an error quotes it: `u128::MAX` is a saturated count, written as what it means
 /// rather than as 39 digits.

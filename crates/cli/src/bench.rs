@@ -1,11 +1,13 @@
 //! `bench`: several solvers on the same instances, side by side (flags to `stsfair::bench`).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Args;
 use stsfair::bench::{self, Outcome, Row};
+use stsfair::manifest::{Check, Entry, MANIFEST_FILE, Manifest};
 use stsfair::{Instance, Solution, SolveError, SolverConfig};
 
 use crate::Failure;
@@ -13,7 +15,9 @@ use crate::solve::load;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Instance files, or directories whose *.json files are all taken.
+    /// Instance files, or directories whose *.json files are all taken (but index.json). Answers
+    /// are checked against the manifest index.json of each file's folder when it lists the file
+    /// (column `manifest`; exit 1 when one differs, each difference on stderr).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Solvers, comma-separated; ratios are to the first.
@@ -71,6 +75,7 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
     let mut csv = String::new();
     let _ = writeln!(csv, "{}", csv_line(&header));
     let mut disagree = false;
+    let mut manifests = Manifests::default();
     let exe = if args.processes {
         Some(std::env::current_exe().map_err(|e| {
             Failure::other(format!("--processes: cannot find this program's path: {e}"))
@@ -102,7 +107,9 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
             }
         };
         disagree |= row.agreement() == Some(false);
-        let cells = cells(&row);
+        let (listed, differences) = manifests.check(path, &instance, &row)?;
+        disagree |= !differences.is_empty();
+        let cells = cells(&row, listed);
         outln!("{}", cells.join("  "));
         let _ = writeln!(csv, "{}", csv_line(&cells));
         // Every solver error names its solver.
@@ -110,6 +117,9 @@ pub fn bench(args: BenchArgs) -> Result<u8, Failure> {
             if let Outcome::Failed(e) = o {
                 eprintln!("  {}: {e}", row.instance);
             }
+        }
+        for difference in &differences {
+            eprintln!("  {}: {difference}", row.instance);
         }
     }
     if let Some(file) = &args.csv {
@@ -178,6 +188,75 @@ fn in_processes(
     }
 }
 
+/// What the manifests say of a row: `Some(true)` when the instance is listed and every decided
+/// answer agrees with it, `Some(false)` when one differs, `None` when the instance is not listed
+/// or no answer decides.
+type Listed = Option<bool>;
+
+/// The manifest (`index.json`) of each folder an instance comes from, read once.
+#[derive(Default)]
+struct Manifests {
+    by_folder: HashMap<PathBuf, Option<Manifest>>,
+}
+
+impl Manifests {
+    /// The entry of `path` in its folder's manifest; `None` when the folder has no manifest or
+    /// it does not list the file. A manifest that cannot be read is invalid input (exit 2).
+    fn entry(&mut self, path: &Path) -> Result<Option<(PathBuf, Entry)>, Failure> {
+        let folder = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let file = folder.join(MANIFEST_FILE);
+        if !self.by_folder.contains_key(&folder) {
+            let manifest = if file.is_file() {
+                Some(Manifest::from_path(&file).map_err(Failure::input)?)
+            } else {
+                None
+            };
+            self.by_folder.insert(folder.clone(), manifest);
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let entry = self
+            .by_folder
+            .get(&folder)
+            .and_then(Option::as_ref)
+            .zip(name)
+            .and_then(|(m, name)| m.entry(&name).cloned());
+        Ok(entry.map(|e| (file, e)))
+    }
+
+    /// The row's answers against the manifest: the table's cell and every difference, each
+    /// naming the solver and the manifest.
+    fn check(
+        &mut self,
+        path: &Path,
+        instance: &Instance,
+        row: &Row,
+    ) -> Result<(Listed, Vec<String>), Failure> {
+        let Some((file, entry)) = self.entry(path)? else {
+            return Ok((None, Vec::new()));
+        };
+        let mut differences = Vec::new();
+        if let Err(e) = entry.describes(instance) {
+            differences.push(format!("{}: {e}", file.display()));
+        }
+        let mut decided = false;
+        for (solver, outcome) in &row.outcomes {
+            match entry.check(outcome) {
+                Check::Agrees => decided = true,
+                Check::Differs(why) => {
+                    differences.push(format!("{solver} {why} ({})", file.display()));
+                }
+                Check::Undecided => {}
+            }
+        }
+        let listed = if !differences.is_empty() {
+            Some(false)
+        } else {
+            decided.then_some(true)
+        };
+        Ok((listed, differences))
+    }
+}
+
 /// A table line as CSV: the cells without their padding, comma-separated.
 fn csv_line(cells: &[String]) -> String {
     cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(",")
@@ -199,10 +278,11 @@ fn header(solvers: &[String]) -> Vec<String> {
     }
     h.push(format!("{:>6}", "agree"));
     h.push(format!("{:>18}", "objective"));
+    h.push(format!("{:>8}", "manifest"));
     h
 }
 
-fn cells(row: &Row) -> Vec<String> {
+fn cells(row: &Row, listed: Listed) -> Vec<String> {
     let mut c = vec![
         format!("{:<28}", row.instance),
         format!("{:>7}", row.jobs),
@@ -239,5 +319,11 @@ fn cells(row: &Row) -> Vec<String> {
         "{:>18}",
         objective.map_or_else(|| "-".into(), |x| format!("{x:.9}"))
     ));
+    let listed = match listed {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "-",
+    };
+    c.push(format!("{listed:>8}"));
     c
 }

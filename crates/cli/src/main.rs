@@ -60,6 +60,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
 mod bound;
+mod export;
 mod r#gen;
 mod number;
 mod predict;
@@ -92,11 +93,15 @@ enum Command {
     Gen(r#gen::GenArgs),
     /// Evaluate the co-location predictor on held-out measured pairs.
     PredictEval(predict::PredictEvalArgs),
-    /// Time several solvers on the same instances: medians, ratios, agreement.
+    /// Time several solvers on the same instances: medians, ratios, agreement, and every answer
+    /// against the folder's manifest (index.json) where it lists the instance.
     Bench(bench::BenchArgs),
     /// The long-run LP bound: the best mean objective per round of any schedule in which every
     /// job reaches a share of lambda on average (exit 3 when none can).
     Bound(bound::BoundArgs),
+    /// Write the round problem's ILP, the model `--solver ilp` solves, as an MPS or LP file for
+    /// other MIP solvers (columns and rows named after the jobs, GPU types and slots).
+    Export(export::ExportArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -168,6 +173,7 @@ fn main() -> ExitCode {
         Command::PredictEval(a) => predict::predict_eval(a),
         Command::Bench(a) => bench::bench(a),
         Command::Bound(a) => bound::bound(a),
+        Command::Export(a) => export::export(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

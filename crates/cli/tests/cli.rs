@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_stsfair");
 
@@ -1156,13 +1156,18 @@ fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
             "dp-dense_s",
             "dp-dense/dp",
             "agree",
-            "objective"
+            "objective",
+            "manifest"
         ]
     );
     let infeasible: Vec<&str> = lines[1].split_whitespace().collect();
     assert_eq!(infeasible[0], "hand-infeasible");
     assert_eq!((infeasible[3], infeasible[5]), ("infeasible", "infeasible"));
-    assert_eq!((infeasible[8], infeasible[9]), ("yes", "-"));
+    // No index.json in the folder: the manifest column says "-".
+    assert_eq!(
+        (infeasible[8], infeasible[9], infeasible[10]),
+        ("yes", "-", "-")
+    );
     let solved: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(solved[0], "hand-no-bound");
     assert_eq!((solved[1], solved[2]), ("4", "1"));
@@ -1189,7 +1194,7 @@ fn bench_times_every_instance_and_writes_the_same_table_as_csv() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let untimed = |line: &str| {
         let cells: Vec<String> = line.split_whitespace().map(String::from).collect();
-        [0, 1, 2, 3, 5, 8, 9].map(|i| cells[i].clone())
+        [0, 1, 2, 3, 5, 8, 9, 10].map(|i| cells[i].clone())
     };
     let fresh: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(fresh.len(), 3, "{}", r.stdout);
@@ -1276,4 +1281,153 @@ fn throughput_files_at_the_edges_of_f64_fail_by_name() {
             assert!(r.stderr.contains("1000 rounds in a row"), "{}", r.stderr);
         }
     }
+}
+
+// ---- export
+
+#[cfg(feature = "highs")]
+#[test]
+fn export_writes_the_ilp_as_mps_or_lp_with_named_columns() {
+    let file = instance_file("hand-share-one-gpu");
+    let file = file.to_str().unwrap();
+    let r = run(&["export", file]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    for needed in [
+        "OBJSENSE",
+        "MAX",
+        "INTORG",
+        "cap_v100",
+        "job_0_a",
+        "x_1_b_v100_2",
+    ] {
+        assert!(r.stdout.contains(needed), "{needed}: {}", r.stdout);
+    }
+    // Values are written to 17 significant digits: v = 2.5/4 and (1/0.6)/2.
+    assert!(r.stdout.contains("0.625"), "{}", r.stdout);
+    assert!(r.stdout.contains("0.83333333333333337"), "{}", r.stdout);
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests-export.lp");
+    let r = run(&[
+        "export",
+        file,
+        "--format",
+        "lp",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(r.stderr.contains("4 columns, 3 rows"), "{}", r.stderr);
+    let lp = std::fs::read_to_string(&out).unwrap();
+    assert!(lp.starts_with("\\") && lp.contains("\nmax\n"), "{lp}");
+    assert!(lp.contains("x_0_a_v100_4"), "{lp}");
+}
+
+#[cfg(feature = "highs")]
+#[test]
+fn export_refuses_bad_input_and_reports_unwritable_output() {
+    let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-such-instance.json");
+    let r = run_path(&["export"], &missing);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no-such-instance.json"), "{}", r.stderr);
+    let file = instance_file("hand-share-one-gpu");
+    let file = file.to_str().unwrap();
+    let r = run(&["export", file, "--format", "xml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--format"), "{}", r.stderr);
+    let r = run(&["export", file, "--out", "/nonexistent-dir/model.mps"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("/nonexistent-dir/model.mps"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[cfg(not(feature = "highs"))]
+#[test]
+fn export_without_highs_says_it_needs_highs() {
+    let file = instance_file("hand-share-one-gpu");
+    let r = run(&["export", file.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("feature highs"), "{}", r.stderr);
+}
+
+/// `stsfair bench` against a folder's manifest (index.json, which is no instance): "yes" where
+/// the answers agree with it, "NO" and exit 1 where one differs, each difference on stderr
+/// naming the solver and the manifest; a manifest that cannot be read is exit 2.
+#[test]
+fn bench_checks_answers_against_the_manifest() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-bench-manifest");
+    std::fs::create_dir_all(&dir).unwrap();
+    let shipped: Value =
+        serde_json::from_str(&std::fs::read_to_string(instance_file("index")).unwrap()).unwrap();
+    let mut manifest = json!({"format": shipped["format"], "instances": []});
+    for name in ["hand-infeasible", "hand-no-bound", "hand-share-one-gpu"] {
+        let file = format!("{name}.json");
+        std::fs::copy(instance_file(name), dir.join(&file)).unwrap();
+        let entry = shipped["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["file"] == file.as_str())
+            .unwrap()
+            .clone();
+        // hand-share-one-gpu is left out of this folder's manifest.
+        if name != "hand-share-one-gpu" {
+            manifest["instances"].as_array_mut().unwrap().push(entry);
+        }
+    }
+    let index = dir.join("index.json");
+    std::fs::write(&index, manifest.to_string()).unwrap();
+    let bench = || {
+        run(&[
+            "bench",
+            dir.to_str().unwrap(),
+            "--solvers",
+            "dp,dp-dense",
+            "--runs",
+            "1",
+        ])
+    };
+    let column = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .map(|l| l.split_whitespace().last().unwrap().to_string())
+            .collect()
+    };
+    let r = bench();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        column(&r.stdout),
+        ["manifest", "yes", "yes", "-"],
+        "{}",
+        r.stdout
+    );
+
+    // A wrong optimum: the row says NO, stderr says where, exit 1.
+    manifest["instances"][1]["objective"] = json!(2.5);
+    std::fs::write(&index, manifest.to_string()).unwrap();
+    let r = bench();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        column(&r.stdout),
+        ["manifest", "yes", "NO", "-"],
+        "{}",
+        r.stdout
+    );
+    for solver in ["dp", "dp-dense"] {
+        let says = format!(
+            "hand-no-bound: {solver} answered optimal 2.125, the manifest says optimal 2.5 ("
+        );
+        assert!(r.stderr.contains(&says), "{}", r.stderr);
+    }
+    assert!(r.stderr.contains("index.json"), "{}", r.stderr);
+
+    // A manifest that is not one: exit 2 naming it.
+    std::fs::write(&index, "{\"format\": \"stsfair-index/1\"}").unwrap();
+    let r = bench();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("index.json"), "{}", r.stderr);
+    std::fs::remove_dir_all(&dir).ok();
 }
