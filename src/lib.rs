@@ -71,7 +71,9 @@ pub use instance::{
 };
 pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
 pub use rounds::{RoundError, RoundPlan, RoundScheduler, SchedulerSnapshot, ServicePrices};
-pub use solution::{Infeasibility, Solution, SolveStats, Status, VerifyError, verify};
+pub use solution::{
+    Infeasibility, Optimality, Solution, SolveStats, Status, Verified, VerifyError, verify,
+};
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;
 pub use solvers::{

@@ -493,3 +493,59 @@ fn the_ilp_agrees_the_simulations_unpackable_round_has_no_solution() {
     let dp = Dp::default().solve(&instance).unwrap();
     assert!(matches!(dp.status, Status::Infeasible { .. }));
 }
+
+/// Every solver on a round of spread weights: brute force is the truth; an `optimal` answer of
+/// any solver must have its objective (1e-9 relative), a `feasible` one a gap that covers the
+/// distance, and `verify` must accept each answer.
+fn assert_optimal_means_optimal(instance: &Instance, ilp: &Ilp) -> Result<(), TestCaseError> {
+    let brute = stsfair::BruteForce::default().solve(instance).unwrap();
+    let answers = [
+        DenseDp::default().solve(instance).unwrap(),
+        Dp::default().solve(instance).unwrap(),
+        ilp.solve(instance).unwrap(),
+    ];
+    for got in &answers {
+        let context = || format!("{} on {}", got.solver, instance.to_json());
+        prop_assert!(
+            verify(instance, got).is_ok(),
+            "verify rejects {}",
+            context()
+        );
+        match (&got.status, brute.objective, got.objective) {
+            (Status::Infeasible { .. }, None, None) => {}
+            (Status::Optimal, Some(best), Some(o)) => prop_assert!(
+                objectives_agree(best, o),
+                "optimal {o}, brute force {best}: {}",
+                context()
+            ),
+            (Status::Feasible { gap }, Some(best), Some(o)) => prop_assert!(
+                o * (1.0 + gap) >= best - 1e-9 * best.abs().max(1.0),
+                "feasible {o} with gap {gap}, brute force {best}: {}",
+                context()
+            ),
+            (s, b, _) => prop_assert!(false, "{s:?} against brute force {b:?}: {}", context()),
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Weights 10^e with e in [-12, 12], the ILP with HiGHS's defaults (presolve on): no solver
+    /// calls a non-optimal answer optimal.
+    #[test]
+    fn optimal_answers_are_optimal_on_weights_from_1e_12_to_1e12(
+        instance in common::spread(common::Shape::TINY, -12.0, 12.0),
+    ) {
+        assert_optimal_means_optimal(&instance, &Ilp::default())?;
+    }
+
+    /// The same over the whole accepted range, 10^e with e in [-300, 300].
+    #[test]
+    fn optimal_answers_are_optimal_on_weights_from_1e_300_to_1e300(
+        instance in common::spread(common::Shape::TINY, -300.0, 300.0),
+    ) {
+        assert_optimal_means_optimal(&instance, &Ilp::default())?;
+    }
+}

@@ -323,22 +323,36 @@ fn solve<'py>(
     loads(py, &text)
 }
 
-/// `stsfair.verify`: recomputes the solution from the instance, as `stsfair verify` does.
+/// `stsfair.verify`: recomputes the solution from the instance, as `stsfair verify` does, and
+/// returns what it proved: a dict with `objective` (recomputed; None for an infeasible answer),
+/// `optimality` ("certified", "suboptimal", "not certified" or "not applicable"), `optimum`
+/// (the exact DP's re-solve, where it ran) and `reason` (why optimality is not certified).
 #[pyfunction]
-fn verify(
-    py: Python<'_>,
-    instance: &Bound<'_, PyAny>,
-    solution: &Bound<'_, PyAny>,
-) -> PyResult<()> {
+fn verify<'py>(
+    py: Python<'py>,
+    instance: &Bound<'py, PyAny>,
+    solution: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
     let instance = Document::from_py(instance)?;
     let solution = Document::from_py(solution)?;
-    py.detach(|| {
+    let verified = py.detach(|| {
         let inst = instance.instance().map_err(InstanceError::new_err)?;
         let sol = Solution::from_json(&inst, &solution.text)
             .map_err(|e| VerifyError::new_err(solution.message(e)))?;
-        stsfair::verify(&inst, &sol).map_err(|e| VerifyError::new_err(e.to_string()))?;
-        Ok(())
-    })
+        stsfair::verify(&inst, &sol).map_err(|e| VerifyError::new_err(e.to_string()))
+    })?;
+    let (word, optimum, reason) = match verified.optimality {
+        stsfair::Optimality::Certified { optimum } => ("certified", Some(optimum), None),
+        stsfair::Optimality::Suboptimal { optimum } => ("suboptimal", Some(optimum), None),
+        stsfair::Optimality::NotCertified { reason } => ("not certified", None, Some(reason)),
+        _ => ("not applicable", None, None),
+    };
+    let out = PyDict::new(py);
+    out.set_item("objective", verified.objective)?;
+    out.set_item("optimality", word)?;
+    out.set_item("optimum", optimum)?;
+    out.set_item("reason", reason)?;
+    Ok(out)
 }
 
 /// A scheduler error as the Python exception of its kind: documents that break a rule are

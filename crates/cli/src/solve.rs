@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use stsfair::solution::{Certificate, Infeasibility, VerifyError};
+use stsfair::solution::{Certificate, Infeasibility, Optimality, VerifyError};
 use stsfair::{
     Instance, JobClass, RoundProblem, Solution, Solver, SolverConfig, SolverKind, Status,
 };
@@ -243,6 +243,25 @@ fn print_summary(instance: &Instance, solution: &Solution) {
     outln!("time       {:.6} s", solution.stats.seconds);
 }
 
+/// What `verify` proved of a feasible answer's optimality, in words.
+fn optimality_text(o: &Optimality) -> String {
+    match o {
+        Optimality::Certified { optimum } => format!(
+            "optimality certified: the exact DP's re-solve finds the optimum {}",
+            crate::number::fixed(*optimum, 9)
+        ),
+        Optimality::Suboptimal { optimum } => format!(
+            "not optimal: the exact DP's re-solve finds {}, within the solution's gap",
+            crate::number::fixed(*optimum, 9)
+        ),
+        Optimality::NotCertified { reason } => {
+            format!("feasible; optimality not certified ({reason})")
+        }
+        // Optimality is non_exhaustive: a kind added later proves nothing here.
+        _ => "feasible; optimality not certified".to_string(),
+    }
+}
+
 pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     let instance = load(&args.instance)?;
     let text =
@@ -258,9 +277,10 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         Ok(v) => {
             match (v.objective, &v.certificate) {
                 (Some(obj), _) => outln!(
-                    "valid: {} solution, objective {} recomputed from the instance",
+                    "valid: {} solution, objective {} recomputed from the instance; {}",
                     solution.status.as_str(),
-                    crate::number::fixed(obj, 9)
+                    crate::number::fixed(obj, 9),
+                    optimality_text(&v.optimality)
                 ),
                 (None, Some(Certificate::Shortage(s))) => outln!(
                     "valid: infeasible, certified by a capacity shortage: {}",
