@@ -584,6 +584,10 @@ pub enum Certificate {
 /// round's optimality is not certified.
 pub const CERTIFY_MAX_STATES: usize = 1 << 20;
 
+/// The most bytes of the dense DP's grid that [`exact_optimum`] tries first: 16 MiB. Past it,
+/// the fast DP within [`CERTIFY_MAX_STATES`].
+pub const CERTIFY_DENSE_BYTES: u64 = 16 << 20;
+
 /// What [`verify`] established about the optimality of a feasible answer.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -617,16 +621,24 @@ impl Optimality {
     }
 }
 
-/// The optimum of `problem` by the exact DP within [`CERTIFY_MAX_STATES`]: `Ok(Some(solution))`
+/// The optimum of `problem` by an exact DP (the dense DP within [`CERTIFY_DENSE_BYTES`], else
+/// the fast DP within [`CERTIFY_MAX_STATES`]): `Ok(Some(solution))`
 /// for a feasible round (its objective recomputed from its assignment), `Ok(None)` for an
 /// infeasible one, `Err(reason)` when the DP refuses it as too large or fails.
 pub fn exact_optimum(problem: &RoundProblem) -> Result<Option<Solution>, String> {
     use crate::solvers::Solver;
-    let dp = crate::solvers::Dp {
-        max_states: CERTIFY_MAX_STATES,
-        ..crate::solvers::Dp::default()
+    // The dense DP first, where its grid fits CERTIFY_DENSE_BYTES: it compares values without
+    // tolerances and shares no bound with the fast DP.
+    let dense = crate::solvers::DenseDp::default().with_max_bytes(CERTIFY_DENSE_BYTES);
+    let answer = match dense.solve_problem(problem) {
+        Err(crate::solvers::SolveError::TooLarge { .. }) => crate::solvers::Dp {
+            max_states: CERTIFY_MAX_STATES,
+            ..crate::solvers::Dp::default()
+        }
+        .solve_problem(problem),
+        other => other,
     };
-    match dp.solve_problem(problem) {
+    match answer {
         Ok(s) if s.status == Status::Optimal => Ok(Some(s)),
         Ok(s) if matches!(s.status, Status::Infeasible { .. }) => Ok(None),
         Ok(s) => Err(format!(
