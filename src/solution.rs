@@ -386,6 +386,15 @@ impl Solution {
             },
             other => return Err(bad("status".into(), format!("unknown status {other:?}"))),
         };
+        // A feasible answer lists every job: one missing anywhere (first or last) is the same
+        // defect, found before the ids are matched.
+        let listed = raw.assignments.len();
+        if !matches!(status, Status::Infeasible { .. }) && listed != instance.jobs().len() {
+            return Err(VerifyError::JobCount {
+                expected: instance.jobs().len(),
+                got: listed,
+            });
+        }
         let mut assignments = Vec::with_capacity(raw.assignments.len());
         for (i, a) in raw.assignments.iter().enumerate() {
             let p = format!("assignments[{i}]");

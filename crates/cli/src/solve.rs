@@ -180,9 +180,20 @@ pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
     })
 }
 
+/// `text` as one line of the summary: as it is, or quoted with its control characters
+/// escaped (`"a\nstatus optimal"`) where it holds any, so that a name or an id from the
+/// instance cannot write a line of its own.
+pub(crate) fn one_line(text: &str) -> String {
+    if text.chars().any(char::is_control) {
+        format!("{text:?}")
+    } else {
+        text.to_string()
+    }
+}
+
 fn print_summary(instance: &Instance, solution: &Solution) {
     let problem = RoundProblem::new(instance);
-    let name = instance.name().unwrap_or("(unnamed)");
+    let name = one_line(instance.name().unwrap_or("(unnamed)"));
     outln!(
         "instance   {name}: {} jobs, {} gpu types",
         instance.jobs().len(),
@@ -192,7 +203,7 @@ fn print_summary(instance: &Instance, solution: &Solution) {
     match &solution.status {
         Status::Infeasible { reason } => {
             outln!("status     infeasible");
-            outln!("reason     {reason}");
+            outln!("reason     {}", one_line(&reason.to_string()));
         }
         status => {
             let gap = match status {
@@ -238,7 +249,10 @@ fn print_summary(instance: &Instance, solution: &Solution) {
         } else {
             0.0
         };
-        outln!("  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)", g.name());
+        outln!(
+            "  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)",
+            one_line(g.name())
+        );
     }
     outln!("time       {:.6} s", solution.stats.seconds);
 }
@@ -284,7 +298,7 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
                 ),
                 (None, Some(Certificate::Shortage(s))) => outln!(
                     "valid: infeasible, certified by a capacity shortage: {}",
-                    Infeasibility::Shortage(s.clone())
+                    one_line(&Infeasibility::Shortage(s.clone()).to_string())
                 ),
                 (None, Some(Certificate::ForcedJobsDoNotPack)) => outln!(
                     "valid: infeasible, certified: the forced jobs' admissible slots do not pack into the capacities"
