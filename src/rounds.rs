@@ -96,6 +96,17 @@ pub enum RoundError {
     /// `report` was called with no planned round pending.
     #[error("no round to report: call plan() first (each plan is reported once)")]
     NoPlan,
+    /// `report_planned` was given a plan that is not the pending one: an older round's, or one
+    /// a later `plan()` replaced.
+    #[error(
+        "the plan reported is of round {round}, not the pending plan of round {pending}: report the plan the last plan() returned"
+    )]
+    StalePlan {
+        /// The round of the plan given.
+        round: u64,
+        /// The round of the pending plan.
+        pending: u64,
+    },
     /// The solver could not answer (for example its memory limit is too small for the cluster).
     #[error(transparent)]
     Solve(#[from] SolveError),
@@ -611,6 +622,18 @@ impl RoundScheduler {
                 job: job.id().to_string(),
             });
         }
+        // The round's instance must keep the sum of the weights finite, as a file must
+        // (docs/format.md): checked here, where the constructor checks its jobs together.
+        let sum: f64 = self.jobs.iter().map(Job::weight).sum::<f64>() + job.weight();
+        if !sum.is_finite() {
+            return Err(RoundError::InvalidNewJob {
+                source: InstanceError::rule(
+                    "jobs[0].weight".to_string(),
+                    "must keep the sum of all job weights finite (with the active jobs')",
+                    crate::instance::num(job.weight()),
+                ),
+            });
+        }
         // A job removed since the plan and added again under its id is a new job: not part of
         // the planned round (its entry there was the old job's bound and run), and the old
         // job's last option and GPUs are not its own (nor its workers: it may have fewer, and a
@@ -1001,8 +1024,24 @@ impl RoundScheduler {
         Ok(out)
     }
 
-    /// Reports that every job of `plan` realized exactly its planned throughput.
+    /// Reports that every job of `plan` realized exactly its planned throughput. `plan` must be
+    /// the pending plan (the last [`plan`](Self::plan)'s): of the pending round, with the same
+    /// jobs running on the same options; else [`RoundError::StalePlan`] and nothing changes.
     pub fn report_planned(&mut self, plan: &RoundPlan) -> Result<Vec<Service>, RoundError> {
+        let pending = self.pending.as_ref().ok_or(RoundError::NoPlan)?;
+        // Jobs removed or added again since the plan have left the pending round: not compared.
+        let same = plan.round == self.round
+            && plan
+                .jobs
+                .iter()
+                .filter(|j| pending.bounds.contains_key(&j.id))
+                .all(|j| pending.runs.get(&j.id) == j.run.as_ref());
+        if !same {
+            return Err(RoundError::StalePlan {
+                round: plan.round,
+                pending: self.round,
+            });
+        }
         self.report(&plan.planned_throughputs())
     }
 }

@@ -14,7 +14,8 @@ use stsfair::rounds::{RoundScheduler, RunSummary, SchedulerSnapshot, run_rounds,
 use stsfair::solution::Solution;
 use stsfair::solvers::{SolveError, SolverConfig, SolverKind};
 use stsfair::{
-    BruteForce, DenseDp, Fairness, Instance, JobSpec, Placement, Solver, Status, verify,
+    BruteForce, DenseDp, Dp, Fairness, Instance, JobSpec, Placement, RoundError, Solver, Status,
+    verify,
 };
 
 proptest! {
@@ -1434,4 +1435,60 @@ fn long_run_prices_keep_every_plan_valid() {
         );
         priced.report_planned(&p).unwrap();
     }
+}
+
+/// `RoundScheduler::add_job` refuses a job whose weight makes the sum of the active jobs'
+/// weights infinite, as the constructor and a file do: two jobs of weight f64::MAX were
+/// accepted and every `plan()` failed with the round's instance invalid.
+#[test]
+fn add_job_refuses_a_weight_that_makes_the_sum_of_weights_infinite() {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, Dp::default());
+    let job = |id: &str| JobSpec::new(id).weight(f64::MAX).time("v100", 4, 1.0);
+    s.add_job(job("a")).unwrap();
+    let e = s.add_job(job("b")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("jobs[0].weight must keep the sum of all job weights finite"),
+        "{e}"
+    );
+    assert_eq!(s.jobs().count(), 1);
+    let plan = s.plan().unwrap();
+    s.report_planned(&plan).unwrap();
+    let snapshot = s.snapshot();
+    RoundScheduler::restore(snapshot, Dp::default()).unwrap();
+}
+
+/// `report_planned` takes only the pending plan: an older round's plan, or one a later `plan()`
+/// replaced, is refused with `StalePlan` and nothing changes.
+#[test]
+fn report_planned_refuses_an_older_plan() {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, Dp::default());
+    s.add_job(JobSpec::new("a").weight(3.0).time("v100", 4, 0.25))
+        .unwrap();
+    s.add_job(JobSpec::new("b").time("v100", 4, 0.5)).unwrap();
+    let p0 = s.plan().unwrap();
+    s.report_planned(&p0).unwrap();
+    let p1 = s.plan().unwrap();
+    let before = (s.deficit("a"), s.deficit("b"));
+    let e = s.report_planned(&p0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RoundError::StalePlan {
+                round: 0,
+                pending: 1
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!((s.deficit("a"), s.deficit("b")), before);
+    s.report_planned(&p1).unwrap();
 }

@@ -370,6 +370,7 @@ fn round_error(e: RoundError) -> PyErr {
         | RoundError::DuplicateReport { .. }
         | RoundError::NotInRound { .. }
         | RoundError::NoPlan
+        | RoundError::StalePlan { .. }
         | RoundError::InvalidSetting { .. } => SchedulerError::new_err(message),
         // A placement error of the scheduler's own requests is the cluster past what a
         // placement can hold (`placement::MAX_GPUS`): a limit, as the solver's.

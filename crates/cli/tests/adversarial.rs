@@ -1077,10 +1077,7 @@ fn simulate_refuses_trace_weights_past_1e_6_to_1e6() {
         for policy in ["sts", "gavel-mmf"] {
             refused(
                 &["simulate", "--trace", s(&file), "--policy", policy],
-                &[
-                    "trace job 0 (line 1): field 8 (priority weight)",
-                    "must be in [1e-6, 1e6]",
-                ],
+                &["trace line 1: field 8 (priority weight) must be in [1e-6, 1e6]"],
             );
         }
     }
