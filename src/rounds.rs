@@ -1293,13 +1293,18 @@ impl RunTally {
     /// Records one round: its plan and the service [`RoundScheduler::report`] returned for it
     /// (both in job order, the job set unchanged since [`RunTally::new`]).
     pub fn record(&mut self, plan: &RoundPlan, service: &[Service]) {
-        self.rounds += 1;
+        // Counts saturate rather than wrap (a state file's are checked when it is read).
+        self.rounds = self.rounds.saturating_add(1);
         self.relaxed_rounds += u64::from(!plan.relaxed.is_empty());
         self.objective_sum += plan.objective;
-        self.migrations += plan.placement.migrations as u64;
+        self.migrations = self
+            .migrations
+            .saturating_add(plan.placement.migrations as u64);
         self.slowdown_sum += plan.placement.slowdown;
-        self.conflicts += plan.placement.conflicts as u64;
-        self.solves += plan.solves as u64;
+        self.conflicts = self
+            .conflicts
+            .saturating_add(plan.placement.conflicts as u64);
+        self.solves = self.solves.saturating_add(plan.solves as u64);
         self.fallback_rounds += u64::from(plan.fallback_solves > 0);
         self.feasible_rounds += u64::from(plan.feasible_solves > 0);
         for (t, p) in self.jobs.iter_mut().zip(&plan.jobs) {
