@@ -1492,3 +1492,47 @@ fn report_planned_refuses_an_older_plan() {
     assert_eq!((s.deficit("a"), s.deficit("b")), before);
     s.report_planned(&p1).unwrap();
 }
+
+/// A snapshot whose pending plan puts the jobs over a type's units, runs a job on an option it
+/// does not have, or names a job not in the planned round is refused whole by `restore`, naming
+/// `pending.runs`.
+#[test]
+fn restore_refuses_a_pending_plan_over_capacity_off_options_or_of_other_jobs() {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, Dp::default());
+    for id in ["a", "b"] {
+        s.add_job(JobSpec::new(id).time("v100", 4, 0.25).time("v100", 2, 0.4))
+            .unwrap();
+    }
+    s.plan().unwrap();
+    let good = serde_json::to_value(s.snapshot()).unwrap();
+    let restore = |v: &serde_json::Value| {
+        let snapshot: SchedulerSnapshot = serde_json::from_value(v.clone()).unwrap();
+        RoundScheduler::restore(snapshot, Dp::default()).map(|_| ())
+    };
+    restore(&good).unwrap();
+    let run = |job: &str, slot: u64| serde_json::json!({ "job": job, "gpu": "v100", "slot": slot });
+    let cases = [
+        (
+            vec![run("a", 4), run("b", 4)],
+            "must fit gpu type v100: 8 units (capacity 4)",
+        ),
+        (
+            vec![run("a", 1)],
+            "pending.runs[0] must be an option of the job",
+        ),
+        (
+            vec![run("ghost", 2)],
+            "pending.runs[0].job must name a job of the planned round",
+        ),
+    ];
+    for (runs, says) in cases {
+        let mut bad = good.clone();
+        bad["pending"]["runs"] = serde_json::Value::Array(runs);
+        let e = restore(&bad).unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
+    }
+}
