@@ -507,6 +507,14 @@ fn check_totals(tally: &RunTally, instance: &Instance) -> Result<(), String> {
     Ok(())
 }
 
+/// Fairness parameters as the instance format writes them.
+fn fairness_text(f: stsfair::Fairness) -> String {
+    format!(
+        "{{\"lambda\": {:?}, \"max_debt\": {:?}, \"credit\": {:?}}}",
+        f.lambda, f.max_debt, f.credit
+    )
+}
+
 /// The first difference between the cluster (GPU types and fairness) of the restored scheduler
 /// and the instance's, in words; `None` when they agree.
 fn cluster_difference(scheduler: &RoundScheduler, instance: &Instance) -> Option<String> {
@@ -536,9 +544,9 @@ fn cluster_difference(scheduler: &RoundScheduler, instance: &Instance) -> Option
     }
     if scheduler.fairness() != instance.fairness() {
         return Some(format!(
-            "fairness is {:?} in the state file, {:?} in the instance",
-            scheduler.fairness(),
-            instance.fairness()
+            "fairness is {} in the state file, {} in the instance",
+            fairness_text(scheduler.fairness()),
+            fairness_text(instance.fairness())
         ));
     }
     None

@@ -1094,6 +1094,16 @@ fn simulate_refuses_trace_weights_past_1e_6_to_1e6() {
     }
 }
 
+/// `gen --weights 1e308` with several jobs makes the sum of the weights infinite: refused
+/// naming the flag, not only the generated document's `jobs[1].weight`.
+#[test]
+fn gen_names_the_weights_flag_when_their_sum_overflows() {
+    refused(
+        &["gen", "--weights", "1e308", "--jobs", "3"],
+        &["--weights: jobs[1].weight must keep the sum of all job weights finite"],
+    );
+}
+
 /// A trace line of Gavel's reference trace with `steps` total steps.
 fn trace_with_steps(name: &str, steps: &str) -> PathBuf {
     let reference =

@@ -554,6 +554,16 @@ fn cli_rounds_refuses_bad_state_files() {
         err.contains("gpu_types[0] is g x2 of 4 units, slots [4] in the state file, g x1 of 4 units, slots [4] in the instance"),
         "{err}"
     );
+    // Another fairness: written as the format writes it, not as Rust's Debug.
+    let err = run(
+        &file,
+        &edit(&|v| v["scheduler"]["fairness"]["lambda"] = json!(0.5)),
+        "dp-dense",
+    );
+    assert!(
+        err.contains("fairness is {\"lambda\": 0.5,") && !err.contains("Fairness {"),
+        "{err}"
+    );
     let err = run(&file, &text, "brute");
     assert!(
         err.contains("was written with --solver dp-dense, not brute"),
