@@ -73,6 +73,7 @@ pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotR
 pub use rounds::{RoundError, RoundPlan, RoundScheduler, SchedulerSnapshot, ServicePrices};
 pub use solution::{
     Infeasibility, Optimality, Solution, SolveStats, Status, Verified, VerifyError, verify,
+    verify_feasible,
 };
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;

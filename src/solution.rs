@@ -706,6 +706,15 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
     Ok(verified)
 }
 
+/// [`verify`] without the optimality: the form, the feasibility and the objective of a
+/// feasible answer, the certificate of an infeasible one; [`Verified::optimality`] is
+/// [`Optimality::NotCertified`]. For the solution of another objective over the same
+/// assignments (a round solved with priced forced jobs or a second stage, docs/rounds.md),
+/// whose `optimal` is of that objective, not of the instance's.
+pub fn verify_feasible(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
+    verify_claim(instance, &RoundProblem::new(instance), solution)
+}
+
 /// The optimality of a feasible answer worth `objective` (recomputed), by the exact DP's
 /// re-solve ([`exact_optimum`]) whose answer is itself checked by [`verify_claim`]: an `optimal`
 /// claim below it is [`VerifyError::NotOptimal`], a `feasible` one below it by more than its

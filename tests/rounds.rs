@@ -15,7 +15,7 @@ use stsfair::solution::Solution;
 use stsfair::solvers::{SolveError, SolverConfig, SolverKind};
 use stsfair::{
     BruteForce, DenseDp, Dp, Fairness, Instance, JobSpec, Placement, RoundError, Solver, Status,
-    verify,
+    verify, verify_feasible,
 };
 
 proptest! {
@@ -96,7 +96,7 @@ proptest! {
         for round in 0..6 {
             let plan = priced.plan().unwrap();
             let other = plain.plan().unwrap();
-            verify(&plan.instance, &plan.solution).unwrap();
+            verify_feasible(&plan.instance, &plan.solution).unwrap();
             let problem = RoundProblem::new(&plan.instance);
             for ((p, q), job) in plan.jobs.iter().zip(&other.jobs).zip(&problem.jobs) {
                 // From the same deficits (round 0), the same jobs must run; later the deficits
@@ -314,7 +314,7 @@ proptest! {
             if !differ {
                 prop_assert_eq!(&plain.jobs, &staged.jobs);
             }
-            verify(&staged.instance, &staged.solution).unwrap();
+            verify_feasible(&staged.instance, &staged.solution).unwrap();
             let tol = 1e-9 * plain.objective.abs().max(1.0);
             prop_assert!(staged.objective <= plain.objective + tol, "{} > {}", staged.objective, plain.objective);
             let problem = RoundProblem::new(&staged.instance);
@@ -1366,7 +1366,7 @@ fn a_priced_forced_job_takes_the_option_that_buys_most_service() {
         assert_eq!((p.jobs[0].run, p.jobs[1].run), (Some((0, 4)), Some((1, 4))));
         assert!((p.objective - 1.125).abs() < 1e-12, "{}", p.objective);
         assert_eq!(p.solution.objective, Some(p.objective));
-        verify(&p.instance, &p.solution).unwrap();
+        verify_feasible(&p.instance, &p.solution).unwrap();
         // No prices from the source: the round is solved as MODEL.md section 4 says.
         let mut none = RoundScheduler::new(&cluster, solver.build(&SolverConfig::default()))
             .with_service_prices(FixedPrices(Ok(None)));
@@ -1425,7 +1425,7 @@ fn long_run_prices_keep_every_plan_valid() {
         .with_service_prices(stsfair::bound::LongRunPrices::default());
     for _ in 0..5 {
         let p = priced.plan().unwrap();
-        verify(&p.instance, &p.solution).unwrap();
+        verify_feasible(&p.instance, &p.solution).unwrap();
         let problem = RoundProblem::new(&p.instance);
         let v = chosen_value(&p.solution, &problem);
         assert!(
