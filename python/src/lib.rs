@@ -48,6 +48,29 @@ create_exception!(
     "A RoundScheduler call the scheduler refuses (unknown or duplicate job, no plan to report, a bad throughput, ...)."
 );
 
+/// A `time_limit` argument: None, or a number of seconds (an int or a float, not a bool). An
+/// int past the floats (10**400) is refused as not finite, not raised as `OverflowError`.
+fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
+    let Some(v) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let refuse = |got: String| {
+        PyValueError::new_err(format!(
+            "time_limit must be a finite number of seconds > 0, or None (got {got})"
+        ))
+    };
+    if v.is_instance_of::<PyBool>() {
+        return Err(refuse(format!("{v}, a bool")));
+    }
+    if !(v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>()) {
+        return Err(refuse(format!("{}", v.repr()?)));
+    }
+    match v.extract::<f64>() {
+        Ok(t) => Ok(Some(t)),
+        Err(_) => Err(refuse("an int too large for a float".to_string())),
+    }
+}
+
 /// The solver a name stands for, as `stsfair solve --solver` reads it, with the time limit
 /// of `--time-limit` (seconds a solve, `None`: none; the ILP and both DPs honour it).
 fn solver(name: &str, time_limit: Option<f64>) -> PyResult<Box<dyn Solver>> {
@@ -300,9 +323,9 @@ fn solve<'py>(
     py: Python<'py>,
     instance: &Bound<'py, PyAny>,
     solver: &str,
-    time_limit: Option<f64>,
+    time_limit: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let solver = self::solver(solver, time_limit)?;
+    let solver = self::solver(solver, seconds(time_limit.as_ref())?)?;
     let doc = Document::from_py(instance)?;
     enum Failure {
         Instance(String),
@@ -511,9 +534,9 @@ impl Scheduler {
         solver: &str,
         prices: &str,
         second_stage: Option<f64>,
-        time_limit: Option<f64>,
+        time_limit: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Scheduler> {
-        let solver = self::solver(solver, time_limit)?;
+        let solver = self::solver(solver, seconds(time_limit.as_ref())?)?;
         let cluster = Document::from_py(cluster)?
             .instance()
             .map_err(InstanceError::new_err)?;
@@ -599,9 +622,25 @@ impl Scheduler {
         py: Python<'py>,
         plan: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
+        // A plan is the dict plan() returned: of the pending round (an older round's would
+        // charge the deficits from the wrong round), with its jobs.
+        let key = |name: &str| {
+            plan.get_item(name).map_err(|_| {
+                SchedulerError::new_err(format!(
+                    "report_planned takes the plan that plan() returned: it has no {name:?}"
+                ))
+            })
+        };
+        let round: u64 = key("round")?.extract()?;
+        if round != self.inner.round() {
+            return Err(round_error(RoundError::StalePlan {
+                round,
+                pending: self.inner.round(),
+            }));
+        }
         // The plan's own predictions for its running jobs: `RoundPlan::planned_throughputs`.
         let mut pairs = Vec::new();
-        for job in plan.get_item("jobs")?.try_iter()? {
+        for job in key("jobs")?.try_iter()? {
             let job = job?;
             if !job.get_item("gpu")?.is_none() {
                 pairs.push((
@@ -625,9 +664,9 @@ impl Scheduler {
         solver: &str,
         prices: &str,
         second_stage: Option<f64>,
-        time_limit: Option<f64>,
+        time_limit: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Scheduler> {
-        let solver = self::solver(solver, time_limit)?;
+        let solver = self::solver(solver, seconds(time_limit.as_ref())?)?;
         // The text `snapshot()` returned, or the dict `json.loads` makes of it; anything else
         // is no snapshot (`InstanceError`, as every invalid document).
         let text: String = if snapshot.is_instance_of::<PyString>() {
