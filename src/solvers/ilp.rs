@@ -440,7 +440,8 @@ impl Ilp {
         let scale = objective_scale(problem);
         let reported = solved.objective_value();
         let mine = scaled(objective, scale);
-        if !((mine - reported).abs() <= INTEGRALITY_CHECK * mine.abs().max(1.0)) {
+        let agree = (mine - reported).abs() <= INTEGRALITY_CHECK * mine.abs().max(1.0);
+        if !agree {
             return Err(backend(format!(
                 "HiGHS reports objective {} (in the instance's units), its assignment is worth \
                  {objective}",
