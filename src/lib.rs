@@ -76,7 +76,10 @@ pub use instance::{
 };
 pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
 pub use rounds::{RoundError, RoundPlan, RoundScheduler, SchedulerSnapshot, ServicePrices};
-pub use solution::{Infeasibility, Solution, SolveStats, Status, VerifyError, verify};
+pub use solution::{
+    Infeasibility, Optimality, Solution, SolveStats, Status, Verified, VerifyError, verify,
+    verify_feasible,
+};
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;
 pub use solvers::{

@@ -96,6 +96,17 @@ pub enum RoundError {
     /// `report` was called with no planned round pending.
     #[error("no round to report: call plan() first (each plan is reported once)")]
     NoPlan,
+    /// `report_planned` was given a plan that is not the pending one: an older round's, or one
+    /// a later `plan()` replaced.
+    #[error(
+        "the plan reported is of round {round}, not the pending plan of round {pending}: report the plan the last plan() returned"
+    )]
+    StalePlan {
+        /// The round of the plan given.
+        round: u64,
+        /// The round of the pending plan.
+        pending: u64,
+    },
     /// The solver could not answer (for example its memory limit is too small for the cluster).
     #[error(transparent)]
     Solve(#[from] SolveError),
@@ -611,6 +622,18 @@ impl RoundScheduler {
                 job: job.id().to_string(),
             });
         }
+        // The round's instance must keep the sum of the weights finite, as a file must
+        // (docs/format.md): checked here, where the constructor checks its jobs together.
+        let sum: f64 = self.jobs.iter().map(Job::weight).sum::<f64>() + job.weight();
+        if !sum.is_finite() {
+            return Err(RoundError::InvalidNewJob {
+                source: InstanceError::rule(
+                    "jobs[0].weight".to_string(),
+                    "must keep the sum of all job weights finite (with the active jobs')",
+                    crate::instance::num(job.weight()),
+                ),
+            });
+        }
         // A job removed since the plan and added again under its id is a new job: not part of
         // the planned round (its entry there was the old job's bound and run), and the old
         // job's last option and GPUs are not its own (nor its workers: it may have fewer, and a
@@ -1001,8 +1024,24 @@ impl RoundScheduler {
         Ok(out)
     }
 
-    /// Reports that every job of `plan` realized exactly its planned throughput.
+    /// Reports that every job of `plan` realized exactly its planned throughput. `plan` must be
+    /// the pending plan (the last [`plan`](Self::plan)'s): of the pending round, with the same
+    /// jobs running on the same options; else [`RoundError::StalePlan`] and nothing changes.
     pub fn report_planned(&mut self, plan: &RoundPlan) -> Result<Vec<Service>, RoundError> {
+        let pending = self.pending.as_ref().ok_or(RoundError::NoPlan)?;
+        // Jobs removed or added again since the plan have left the pending round: not compared.
+        let same = plan.round == self.round
+            && plan
+                .jobs
+                .iter()
+                .filter(|j| pending.bounds.contains_key(&j.id))
+                .all(|j| pending.runs.get(&j.id) == j.run.as_ref());
+        if !same {
+            return Err(RoundError::StalePlan {
+                round: plan.round,
+                pending: self.round,
+            });
+        }
         self.report(&plan.planned_throughputs())
     }
 }
@@ -1254,13 +1293,18 @@ impl RunTally {
     /// Records one round: its plan and the service [`RoundScheduler::report`] returned for it
     /// (both in job order, the job set unchanged since [`RunTally::new`]).
     pub fn record(&mut self, plan: &RoundPlan, service: &[Service]) {
-        self.rounds += 1;
+        // Counts saturate rather than wrap (a state file's are checked when it is read).
+        self.rounds = self.rounds.saturating_add(1);
         self.relaxed_rounds += u64::from(!plan.relaxed.is_empty());
         self.objective_sum += plan.objective;
-        self.migrations += plan.placement.migrations as u64;
+        self.migrations = self
+            .migrations
+            .saturating_add(plan.placement.migrations as u64);
         self.slowdown_sum += plan.placement.slowdown;
-        self.conflicts += plan.placement.conflicts as u64;
-        self.solves += plan.solves as u64;
+        self.conflicts = self
+            .conflicts
+            .saturating_add(plan.placement.conflicts as u64);
+        self.solves = self.solves.saturating_add(plan.solves as u64);
         self.fallback_rounds += u64::from(plan.fallback_solves > 0);
         self.feasible_rounds += u64::from(plan.feasible_solves > 0);
         for (t, p) in self.jobs.iter_mut().zip(&plan.jobs) {

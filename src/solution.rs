@@ -386,6 +386,15 @@ impl Solution {
             },
             other => return Err(bad("status".into(), format!("unknown status {other:?}"))),
         };
+        // A feasible answer lists every job: one missing anywhere (first or last) is the same
+        // defect, found before the ids are matched.
+        let listed = raw.assignments.len();
+        if !matches!(status, Status::Infeasible { .. }) && listed != instance.jobs().len() {
+            return Err(VerifyError::JobCount {
+                expected: instance.jobs().len(),
+                got: listed,
+            });
+        }
         let mut assignments = Vec::with_capacity(raw.assignments.len());
         for (i, a) in raw.assignments.iter().enumerate() {
             let p = format!("assignments[{i}]");
@@ -518,6 +527,30 @@ pub enum VerifyError {
         /// As recomputed.
         actual: f64,
     },
+    /// An `optimal` answer worth less than a solution the exact DP finds when [`verify`]
+    /// re-solves the round ([`exact_optimum`]); the DP's solution is checked like any other.
+    #[error(
+        "the solution says optimal with objective {claimed:?}, but the round's optimum is at least {optimum:?} (the exact DP's re-solve, checked like any solution)"
+    )]
+    NotOptimal {
+        /// The objective of the solution, recomputed.
+        claimed: f64,
+        /// The optimum of the re-solve.
+        optimum: f64,
+    },
+    /// A `feasible` answer whose gap does not cover the distance to a solution the exact DP
+    /// finds: the optimum is more than objective * (1 + gap).
+    #[error(
+        "the solution says feasible with objective {claimed:?} and gap {gap:?}, but the round's optimum is at least {optimum:?} (the exact DP's re-solve, checked like any solution), more than objective * (1 + gap)"
+    )]
+    GapUnderstated {
+        /// The objective of the solution, recomputed.
+        claimed: f64,
+        /// The gap it states.
+        gap: f64,
+        /// The optimum of the re-solve.
+        optimum: f64,
+    },
     /// An infeasible answer that carries assignments or an objective.
     #[error("an infeasible solution must have no assignments and a null objective")]
     InfeasibleWithAssignments,
@@ -554,6 +587,77 @@ pub enum Certificate {
     ForcedJobsDoNotPack,
 }
 
+/// The most states per layer of the exact DP that [`verify`] (and the ILP's check of HiGHS's
+/// optimum) re-solves a round with: 2^20, about 100 MiB while a layer is built; all its runs
+/// together may create twice as many ([`Dp::max_states`](crate::Dp::max_states)). Past it the
+/// round's optimality is not certified.
+pub const CERTIFY_MAX_STATES: usize = 1 << 20;
+
+/// The most bytes of the dense DP's grid that [`exact_optimum`] tries first: 16 MiB. Past it,
+/// the fast DP within [`CERTIFY_MAX_STATES`].
+pub const CERTIFY_DENSE_BYTES: u64 = 16 << 20;
+
+/// What [`verify`] established about the optimality of a feasible answer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Optimality {
+    /// The exact DP re-solved the round within [`CERTIFY_MAX_STATES`] and its optimum agrees
+    /// with the solution's objective (1e-9 relative, [`objectives_agree`]). For a `feasible`
+    /// answer: it is optimal although it does not say so.
+    Certified {
+        /// The re-solved optimum.
+        optimum: f64,
+    },
+    /// A `feasible` answer below the re-solved optimum, by no more than its gap says.
+    Suboptimal {
+        /// The re-solved optimum.
+        optimum: f64,
+    },
+    /// Not certified: why, in words (the re-solve is past its budget, or its answer did not
+    /// check out).
+    NotCertified {
+        /// Why.
+        reason: String,
+    },
+    /// An infeasible answer: there is no objective to certify.
+    NotApplicable,
+}
+
+impl Optimality {
+    /// Whether the answer is proven optimal.
+    pub fn is_certified(&self) -> bool {
+        matches!(self, Optimality::Certified { .. })
+    }
+}
+
+/// The optimum of `problem` by an exact DP (the dense DP within [`CERTIFY_DENSE_BYTES`], else
+/// the fast DP within [`CERTIFY_MAX_STATES`]): `Ok(Some(solution))`
+/// for a feasible round (its objective recomputed from its assignment), `Ok(None)` for an
+/// infeasible one, `Err(reason)` when the DP refuses it as too large or fails.
+pub fn exact_optimum(problem: &RoundProblem) -> Result<Option<Solution>, String> {
+    use crate::solvers::Solver;
+    // The dense DP first, where its grid fits CERTIFY_DENSE_BYTES: it compares values without
+    // tolerances and shares no bound with the fast DP.
+    let dense = crate::solvers::DenseDp::default().with_max_bytes(CERTIFY_DENSE_BYTES);
+    let answer = match dense.solve_problem(problem) {
+        Err(crate::solvers::SolveError::TooLarge { .. }) => crate::solvers::Dp {
+            max_states: CERTIFY_MAX_STATES,
+            ..crate::solvers::Dp::default()
+        }
+        .solve_problem(problem),
+        other => other,
+    };
+    match answer {
+        Ok(s) if s.status == Status::Optimal => Ok(Some(s)),
+        Ok(s) if matches!(s.status, Status::Infeasible { .. }) => Ok(None),
+        Ok(s) => Err(format!(
+            "the exact DP's re-solve answered {}",
+            s.status.as_str()
+        )),
+        Err(e) => Err(format!("the exact DP's re-solve is past its budget: {e}")),
+    }
+}
+
 /// What [`verify`] established.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -567,9 +671,11 @@ pub struct Verified {
     /// more than [`VERIFY_FIT_WORK`] word operations or more than
     /// [`MAX_FIT_WORDS`](crate::formulation::MAX_FIT_WORDS) words.
     pub certificate: Option<Certificate>,
-    /// Whether an infeasible answer is proven: `certificate.is_some()`, kept for the callers
-    /// written before `certificate`.
+    /// Whether an infeasible answer is proven: `certificate.is_some()`.
     pub infeasibility_certified: bool,
+    /// For a feasible answer: whether the exact DP's re-solve certifies it optimal
+    /// ([`Optimality`]); [`Optimality::NotApplicable`] for an infeasible one.
+    pub optimality: Optimality,
 }
 
 /// Checks `solution` against `instance`, recomputing everything from the input: every job once
@@ -582,10 +688,96 @@ pub struct Verified {
 /// solution). [`Verified::certificate`] says which proved it. A claim that neither proves (the
 /// reachability past [`VERIFY_FIT_WORK`] word operations or its memory limit) is reported as
 /// not certified (no certificate), not rejected.
+///
+/// For a feasible answer it then re-solves the round with the exact DP within
+/// [`CERTIFY_MAX_STATES`] ([`exact_optimum`]) and checks the DP's answer the same way:
+/// [`Verified::optimality`] is [`Optimality::Certified`] where the objectives agree (1e-9
+/// relative); an `optimal` claim below the re-solved optimum is [`VerifyError::NotOptimal`], a
+/// `feasible` one below it by more than its gap [`VerifyError::GapUnderstated`]; past the budget
+/// the answer is valid and [`Optimality::NotCertified`].
 /// O(n * |O| + 2^K n), plus at most [`VERIFY_FIT_WORK`] word operations for an infeasible
 /// answer.
 pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
     let problem = RoundProblem::new(instance);
+    let mut verified = verify_claim(instance, &problem, solution)?;
+    if let Some(objective) = verified.objective {
+        verified.optimality = certify(instance, &problem, &solution.status, objective)?;
+    }
+    Ok(verified)
+}
+
+/// [`verify`] without the optimality: the form, the feasibility and the objective of a
+/// feasible answer, the certificate of an infeasible one; [`Verified::optimality`] is
+/// [`Optimality::NotCertified`]. For the solution of another objective over the same
+/// assignments (a round solved with priced forced jobs or a second stage, docs/rounds.md),
+/// whose `optimal` is of that objective, not of the instance's.
+pub fn verify_feasible(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
+    verify_claim(instance, &RoundProblem::new(instance), solution)
+}
+
+/// The optimality of a feasible answer worth `objective` (recomputed), by the exact DP's
+/// re-solve ([`exact_optimum`]) whose answer is itself checked by [`verify_claim`]: an `optimal`
+/// claim below it is [`VerifyError::NotOptimal`], a `feasible` one below it by more than its
+/// gap is [`VerifyError::GapUnderstated`].
+fn certify(
+    instance: &Instance,
+    problem: &RoundProblem,
+    status: &Status,
+    objective: f64,
+) -> Result<Optimality, VerifyError> {
+    let not_certified = |reason: String| Ok(Optimality::NotCertified { reason });
+    let witness = match exact_optimum(problem) {
+        Ok(Some(w)) => w,
+        Ok(None) => {
+            return not_certified(
+                "the exact DP's re-solve answered infeasible to a round with a valid solution"
+                    .into(),
+            );
+        }
+        Err(reason) => return not_certified(reason),
+    };
+    let optimum = match verify_claim(instance, problem, &witness) {
+        Ok(Verified {
+            objective: Some(o), ..
+        }) => o,
+        Ok(_) => return not_certified("the exact DP's re-solve has no objective".into()),
+        Err(e) => return not_certified(format!("the exact DP's re-solve does not check: {e}")),
+    };
+    let tolerance = OBJECTIVE_TOLERANCE * optimum.abs().max(1.0);
+    if objective + tolerance >= optimum {
+        // At least the re-solved optimum (more only by the DP's own defect, which the witness
+        // check cannot see): certified where they agree.
+        return if objectives_agree(optimum, objective) {
+            Ok(Optimality::Certified { optimum })
+        } else {
+            not_certified(format!(
+                "the exact DP's re-solve found {optimum:?}, less than the solution's {objective:?}"
+            ))
+        };
+    }
+    match *status {
+        Status::Feasible { gap } if objective * (1.0 + gap) + tolerance >= optimum => {
+            Ok(Optimality::Suboptimal { optimum })
+        }
+        Status::Feasible { gap } => Err(VerifyError::GapUnderstated {
+            claimed: objective,
+            gap,
+            optimum,
+        }),
+        _ => Err(VerifyError::NotOptimal {
+            claimed: objective,
+            optimum,
+        }),
+    }
+}
+
+/// [`verify`] without the optimality: the form, the feasibility and the objective of a
+/// feasible answer, the certificate of an infeasible one.
+fn verify_claim(
+    instance: &Instance,
+    problem: &RoundProblem,
+    solution: &Solution,
+) -> Result<Verified, VerifyError> {
     if let Status::Infeasible { .. } = solution.status {
         if !solution.assignments.is_empty() || solution.objective.is_some() {
             return Err(VerifyError::InfeasibleWithAssignments);
@@ -607,6 +799,7 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
             objective: None,
             infeasibility_certified: certificate.is_some(),
             certificate,
+            optimality: Optimality::NotApplicable,
         });
     }
     if solution.assignments.len() != instance.jobs().len() {
@@ -706,6 +899,9 @@ pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, Veri
         objective: Some(objective),
         certificate: None,
         infeasibility_certified: false,
+        optimality: Optimality::NotCertified {
+            reason: "not checked".into(),
+        },
     })
 }
 

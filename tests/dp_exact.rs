@@ -7,7 +7,7 @@ mod common;
 
 use proptest::prelude::*;
 use stsfair::solution::{Certificate, objectives_agree};
-use stsfair::{BruteForce, DenseDp, Dp, Instance, Solver, Status, verify};
+use stsfair::{BruteForce, DenseDp, Dp, Fairness, Instance, JobSpec, Solver, Status, verify};
 
 fn agree(instance: &Instance, reference: &dyn Solver) -> Result<(), TestCaseError> {
     let fast = Dp::default()
@@ -163,4 +163,51 @@ fn a_refused_round_whose_forced_jobs_do_not_pack_is_answered_infeasible() {
     // The default DP answers the same.
     let solution = Dp::default().solve(&instance).unwrap();
     assert!(matches!(solution.status, Status::Infeasible { .. }));
+}
+
+/// A job of weight 1.5e240 beside three forced jobs of weight 1 (`max_debt` 0): the
+/// multipliers' descent priced the units near 1e240 and L(mu) lost the small values to
+/// cancellation (a bound of -3.7e224); the fast DP answered `optimal` with the forced jobs idle.
+/// The optimum is 1.
+#[test]
+fn fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240() {
+    let times = |a: (u64, f64), b: (u64, f64)| {
+        move |spec: JobSpec| spec.time("g0", a.0, a.1).time("g0", b.0, b.1)
+    };
+    let instance = Instance::builder()
+        .fairness(Fairness {
+            lambda: 1.0,
+            max_debt: 0.0,
+            credit: 1.0,
+        })
+        .gpu_type("g0", 2, 4, &[1, 2, 4])
+        .job(
+            JobSpec::new("j0")
+                .weight(1.536041012886754e240)
+                .time("g0", 2, 0.2),
+        )
+        .job(times((1, 0.30000000000000004), (4, 0.1))(
+            JobSpec::new("j1").workers(2),
+        ))
+        .job(times((1, 0.6000000000000001), (4, 0.1))(
+            JobSpec::new("j2").workers(2),
+        ))
+        .job(times((2, 0.2), (4, 0.1))(JobSpec::new("j3").workers(2)))
+        .build()
+        .unwrap();
+    let fast = Dp::default().solve(&instance).unwrap();
+    let brute = BruteForce::default().solve(&instance).unwrap();
+    assert_eq!(brute.objective, Some(1.0));
+    assert_eq!(fast.status, Status::Optimal);
+    assert!(
+        objectives_agree(1.0, fast.objective.unwrap()),
+        "{:?}",
+        fast.objective
+    );
+    let verified = verify(&instance, &fast).expect("verify accepts the fast DP's answer");
+    assert!(
+        verified.optimality.is_certified(),
+        "{:?}",
+        verified.optimality
+    );
 }

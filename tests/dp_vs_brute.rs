@@ -491,3 +491,18 @@ fn huge_weight_times_huge_throughput_keeps_a_finite_objective() {
         verify(&instance, &s).unwrap();
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// Weights over the whole accepted range, 10^e with e in [-300, 300]: brute force, the dense
+    /// DP and the fast DP find the same feasibility and optimum, and `verify` accepts each
+    /// answer.
+    #[test]
+    fn dps_match_brute_force_on_weights_from_1e_300_to_1e300(
+        instance in common::spread(common::Shape::TINY, -300.0, 300.0),
+    ) {
+        let problem = RoundProblem::new(&instance);
+        let fast = solvers_agree_with_brute_force(&problem, &instance.to_json().to_string())?;
+        prop_assert!(verify(&instance, &fast).is_ok(), "verify rejects the fast dp's answer");
+    }
+}

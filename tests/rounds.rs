@@ -14,7 +14,8 @@ use stsfair::rounds::{RoundScheduler, RunSummary, SchedulerSnapshot, run_rounds,
 use stsfair::solution::Solution;
 use stsfair::solvers::{SolveError, SolverConfig, SolverKind};
 use stsfair::{
-    BruteForce, DenseDp, Fairness, Instance, JobSpec, Placement, Solver, Status, verify,
+    BruteForce, DenseDp, Dp, Fairness, Instance, JobSpec, Placement, RoundError, Solver, Status,
+    verify, verify_feasible,
 };
 
 proptest! {
@@ -95,7 +96,7 @@ proptest! {
         for round in 0..6 {
             let plan = priced.plan().unwrap();
             let other = plain.plan().unwrap();
-            verify(&plan.instance, &plan.solution).unwrap();
+            verify_feasible(&plan.instance, &plan.solution).unwrap();
             let problem = RoundProblem::new(&plan.instance);
             for ((p, q), job) in plan.jobs.iter().zip(&other.jobs).zip(&problem.jobs) {
                 // From the same deficits (round 0), the same jobs must run; later the deficits
@@ -313,7 +314,7 @@ proptest! {
             if !differ {
                 prop_assert_eq!(&plain.jobs, &staged.jobs);
             }
-            verify(&staged.instance, &staged.solution).unwrap();
+            verify_feasible(&staged.instance, &staged.solution).unwrap();
             let tol = 1e-9 * plain.objective.abs().max(1.0);
             prop_assert!(staged.objective <= plain.objective + tol, "{} > {}", staged.objective, plain.objective);
             let problem = RoundProblem::new(&staged.instance);
@@ -1364,7 +1365,7 @@ fn a_priced_forced_job_takes_the_option_that_buys_most_service() {
         assert_eq!((p.jobs[0].run, p.jobs[1].run), (Some((0, 4)), Some((1, 4))));
         assert!((p.objective - 1.125).abs() < 1e-12, "{}", p.objective);
         assert_eq!(p.solution.objective, Some(p.objective));
-        verify(&p.instance, &p.solution).unwrap();
+        verify_feasible(&p.instance, &p.solution).unwrap();
         // No prices from the source: the round is solved as MODEL.md section 4 says.
         let mut none = RoundScheduler::new(&cluster, solver.build(&SolverConfig::default()))
             .with_service_prices(FixedPrices(Ok(None)));
@@ -1423,7 +1424,7 @@ fn long_run_prices_keep_every_plan_valid() {
         .with_service_prices(stsfair::bound::LongRunPrices::default());
     for _ in 0..5 {
         let p = priced.plan().unwrap();
-        verify(&p.instance, &p.solution).unwrap();
+        verify_feasible(&p.instance, &p.solution).unwrap();
         let problem = RoundProblem::new(&p.instance);
         let v = chosen_value(&p.solution, &problem);
         assert!(
@@ -1432,5 +1433,105 @@ fn long_run_prices_keep_every_plan_valid() {
             p.objective
         );
         priced.report_planned(&p).unwrap();
+    }
+}
+
+/// `RoundScheduler::add_job` refuses a job whose weight makes the sum of the active jobs'
+/// weights infinite, as the constructor and a file do: two jobs of weight f64::MAX were
+/// accepted and every `plan()` failed with the round's instance invalid.
+#[test]
+fn add_job_refuses_a_weight_that_makes_the_sum_of_weights_infinite() {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, Dp::default());
+    let job = |id: &str| JobSpec::new(id).weight(f64::MAX).time("v100", 4, 1.0);
+    s.add_job(job("a")).unwrap();
+    let e = s.add_job(job("b")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("jobs[0].weight must keep the sum of all job weights finite"),
+        "{e}"
+    );
+    assert_eq!(s.jobs().count(), 1);
+    let plan = s.plan().unwrap();
+    s.report_planned(&plan).unwrap();
+    let snapshot = s.snapshot();
+    RoundScheduler::restore(snapshot, Dp::default()).unwrap();
+}
+
+/// `report_planned` takes only the pending plan: an older round's plan, or one a later `plan()`
+/// replaced, is refused with `StalePlan` and nothing changes.
+#[test]
+fn report_planned_refuses_an_older_plan() {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, Dp::default());
+    s.add_job(JobSpec::new("a").weight(3.0).time("v100", 4, 0.25))
+        .unwrap();
+    s.add_job(JobSpec::new("b").time("v100", 4, 0.5)).unwrap();
+    let p0 = s.plan().unwrap();
+    s.report_planned(&p0).unwrap();
+    let p1 = s.plan().unwrap();
+    let before = (s.deficit("a"), s.deficit("b"));
+    let e = s.report_planned(&p0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RoundError::StalePlan {
+                round: 0,
+                pending: 1
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!((s.deficit("a"), s.deficit("b")), before);
+    s.report_planned(&p1).unwrap();
+}
+
+/// A snapshot whose pending plan puts the jobs over a type's units, runs a job on an option it
+/// does not have, or names a job not in the planned round is refused whole by `restore`, naming
+/// `pending.runs`.
+#[test]
+fn restore_refuses_a_pending_plan_over_capacity_off_options_or_of_other_jobs() {
+    let cluster = Instance::builder()
+        .gpu_type("v100", 1, 4, &[1, 2, 4])
+        .build()
+        .unwrap();
+    let mut s = RoundScheduler::new(&cluster, Dp::default());
+    for id in ["a", "b"] {
+        s.add_job(JobSpec::new(id).time("v100", 4, 0.25).time("v100", 2, 0.4))
+            .unwrap();
+    }
+    s.plan().unwrap();
+    let good = serde_json::to_value(s.snapshot()).unwrap();
+    let restore = |v: &serde_json::Value| {
+        let snapshot: SchedulerSnapshot = serde_json::from_value(v.clone()).unwrap();
+        RoundScheduler::restore(snapshot, Dp::default()).map(|_| ())
+    };
+    restore(&good).unwrap();
+    let run = |job: &str, slot: u64| serde_json::json!({ "job": job, "gpu": "v100", "slot": slot });
+    let cases = [
+        (
+            vec![run("a", 4), run("b", 4)],
+            "must fit gpu type v100: 8 units (capacity 4)",
+        ),
+        (
+            vec![run("a", 1)],
+            "pending.runs[0] must be an option of the job",
+        ),
+        (
+            vec![run("ghost", 2)],
+            "pending.runs[0].job must name a job of the planned round",
+        ),
+    ];
+    for (runs, says) in cases {
+        let mut bad = good.clone();
+        bad["pending"]["runs"] = serde_json::Value::Array(runs);
+        let e = restore(&bad).unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
     }
 }

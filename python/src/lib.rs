@@ -48,6 +48,29 @@ create_exception!(
     "A RoundScheduler call the scheduler refuses (unknown or duplicate job, no plan to report, a bad throughput, ...)."
 );
 
+/// A `time_limit` argument: None, or a number of seconds (an int or a float, not a bool). An
+/// int past the floats (10**400) is refused as not finite, not raised as `OverflowError`.
+fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
+    let Some(v) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let refuse = |got: String| {
+        PyValueError::new_err(format!(
+            "time_limit must be a finite number of seconds > 0, or None (got {got})"
+        ))
+    };
+    if v.is_instance_of::<PyBool>() {
+        return Err(refuse(format!("{v}, a bool")));
+    }
+    if !(v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>()) {
+        return Err(refuse(format!("{}", v.repr()?)));
+    }
+    match v.extract::<f64>() {
+        Ok(t) => Ok(Some(t)),
+        Err(_) => Err(refuse("an int too large for a float".to_string())),
+    }
+}
+
 /// The solver a name stands for, as `stsfair solve --solver` reads it, with the time limit
 /// of `--time-limit` (seconds a solve, `None`: none; the ILP and both DPs honour it).
 fn solver(name: &str, time_limit: Option<f64>) -> PyResult<Box<dyn Solver>> {
@@ -300,9 +323,9 @@ fn solve<'py>(
     py: Python<'py>,
     instance: &Bound<'py, PyAny>,
     solver: &str,
-    time_limit: Option<f64>,
+    time_limit: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let solver = self::solver(solver, time_limit)?;
+    let solver = self::solver(solver, seconds(time_limit.as_ref())?)?;
     let doc = Document::from_py(instance)?;
     enum Failure {
         Instance(String),
@@ -323,22 +346,36 @@ fn solve<'py>(
     loads(py, &text)
 }
 
-/// `stsfair.verify`: recomputes the solution from the instance, as `stsfair verify` does.
+/// `stsfair.verify`: recomputes the solution from the instance, as `stsfair verify` does, and
+/// returns what it proved: a dict with `objective` (recomputed; None for an infeasible answer),
+/// `optimality` ("certified", "suboptimal", "not certified" or "not applicable"), `optimum`
+/// (the exact DP's re-solve, where it ran) and `reason` (why optimality is not certified).
 #[pyfunction]
-fn verify(
-    py: Python<'_>,
-    instance: &Bound<'_, PyAny>,
-    solution: &Bound<'_, PyAny>,
-) -> PyResult<()> {
+fn verify<'py>(
+    py: Python<'py>,
+    instance: &Bound<'py, PyAny>,
+    solution: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
     let instance = Document::from_py(instance)?;
     let solution = Document::from_py(solution)?;
-    py.detach(|| {
+    let verified = py.detach(|| {
         let inst = instance.instance().map_err(InstanceError::new_err)?;
         let sol = Solution::from_json(&inst, &solution.text)
             .map_err(|e| VerifyError::new_err(solution.message(e)))?;
-        stsfair::verify(&inst, &sol).map_err(|e| VerifyError::new_err(e.to_string()))?;
-        Ok(())
-    })
+        stsfair::verify(&inst, &sol).map_err(|e| VerifyError::new_err(e.to_string()))
+    })?;
+    let (word, optimum, reason) = match verified.optimality {
+        stsfair::Optimality::Certified { optimum } => ("certified", Some(optimum), None),
+        stsfair::Optimality::Suboptimal { optimum } => ("suboptimal", Some(optimum), None),
+        stsfair::Optimality::NotCertified { reason } => ("not certified", None, Some(reason)),
+        _ => ("not applicable", None, None),
+    };
+    let out = PyDict::new(py);
+    out.set_item("objective", verified.objective)?;
+    out.set_item("optimality", word)?;
+    out.set_item("optimum", optimum)?;
+    out.set_item("reason", reason)?;
+    Ok(out)
 }
 
 /// A scheduler error as the Python exception of its kind: documents that break a rule are
@@ -356,6 +393,7 @@ fn round_error(e: RoundError) -> PyErr {
         | RoundError::DuplicateReport { .. }
         | RoundError::NotInRound { .. }
         | RoundError::NoPlan
+        | RoundError::StalePlan { .. }
         | RoundError::InvalidSetting { .. } => SchedulerError::new_err(message),
         // A placement error of the scheduler's own requests is the cluster past what a
         // placement can hold (`placement::MAX_GPUS`): a limit, as the solver's.
@@ -496,9 +534,9 @@ impl Scheduler {
         solver: &str,
         prices: &str,
         second_stage: Option<f64>,
-        time_limit: Option<f64>,
+        time_limit: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Scheduler> {
-        let solver = self::solver(solver, time_limit)?;
+        let solver = self::solver(solver, seconds(time_limit.as_ref())?)?;
         let cluster = Document::from_py(cluster)?
             .instance()
             .map_err(InstanceError::new_err)?;
@@ -584,9 +622,25 @@ impl Scheduler {
         py: Python<'py>,
         plan: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
+        // A plan is the dict plan() returned: of the pending round (an older round's would
+        // charge the deficits from the wrong round), with its jobs.
+        let key = |name: &str| {
+            plan.get_item(name).map_err(|_| {
+                SchedulerError::new_err(format!(
+                    "report_planned takes the plan that plan() returned: it has no {name:?}"
+                ))
+            })
+        };
+        let round: u64 = key("round")?.extract()?;
+        if round != self.inner.round() {
+            return Err(round_error(RoundError::StalePlan {
+                round,
+                pending: self.inner.round(),
+            }));
+        }
         // The plan's own predictions for its running jobs: `RoundPlan::planned_throughputs`.
         let mut pairs = Vec::new();
-        for job in plan.get_item("jobs")?.try_iter()? {
+        for job in key("jobs")?.try_iter()? {
             let job = job?;
             if !job.get_item("gpu")?.is_none() {
                 pairs.push((
@@ -610,9 +664,9 @@ impl Scheduler {
         solver: &str,
         prices: &str,
         second_stage: Option<f64>,
-        time_limit: Option<f64>,
+        time_limit: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Scheduler> {
-        let solver = self::solver(solver, time_limit)?;
+        let solver = self::solver(solver, seconds(time_limit.as_ref())?)?;
         // The text `snapshot()` returned, or the dict `json.loads` makes of it; anything else
         // is no snapshot (`InstanceError`, as every invalid document).
         let text: String = if snapshot.is_instance_of::<PyString>() {

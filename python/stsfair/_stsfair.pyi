@@ -22,8 +22,8 @@ class SchedulerError(ValueError):
 def solve(instance: Document, solver: str = "dp", time_limit: Optional[float] = None) -> Dict[str, Any]:
     """Solves one round; returns the stsfair-solution/1 document (as `stsfair solve --json`). Releases the GIL. time_limit: seconds (finite, > 0) a solve may take, as `--time-limit`: stopped, dp answers with its best solution as "feasible" (stats.gap, stats.bound), dp-dense and a dp without one raise SolveError."""
 
-def verify(instance: Document, solution: Document) -> None:
-    """Recomputes `solution` from `instance`; raises VerifyError naming what is wrong."""
+def verify(instance: Document, solution: Document) -> Dict[str, Any]:
+    """Recomputes `solution` from `instance`; raises VerifyError naming what is wrong (an optimal claim below the exact DP's re-solve among them). Returns {"objective", "optimality": "certified" | "suboptimal" | "not certified" | "not applicable", "optimum", "reason"}."""
 
 def solvers() -> List[str]:
     """The solver names of this build: dp, dp-dense, brute (and ilp, dp+ilp with HiGHS)."""

@@ -362,3 +362,65 @@ def test_the_python_example_runs():
     assert r.returncode == 0, r.stderr
     assert "mean sigma / lambda" in r.stdout
     assert len([line for line in r.stdout.splitlines() if line.startswith("round ")]) == 12
+
+
+def one_gpu_two_jobs():
+    cluster = {
+        "format": "stsfair/1",
+        "gpu_types": [{"name": "v100", "count": 1, "units": 4, "slot_sizes": [1, 2, 4]}],
+        "jobs": [],
+    }
+    s = stsfair.RoundScheduler(cluster)
+    for name in ["a", "b"]:
+        s.add_job({"id": name, "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": 0.25},
+                                         {"gpu": "v100", "slot": 2, "sec_per_iter": 0.4}]})
+    return s
+
+
+def test_add_job_refuses_weights_whose_sum_is_infinite():
+    s = stsfair.RoundScheduler({"format": "stsfair/1", "jobs": [],
+                                "gpu_types": [{"name": "v100", "count": 1, "units": 4, "slot_sizes": [4]}]})
+    big = 1.7976931348623157e308
+    s.add_job({"id": "a", "weight": big, "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": 1.0}]})
+    with pytest.raises(stsfair.InstanceError, match="sum of all job weights finite"):
+        s.add_job({"id": "b", "weight": big, "times": [{"gpu": "v100", "slot": 4, "sec_per_iter": 1.0}]})
+    s.report_planned(s.plan())
+    stsfair.RoundScheduler.restore(s.snapshot())
+
+
+def test_report_planned_refuses_an_older_plan_and_a_non_plan():
+    s = one_gpu_two_jobs()
+    p0 = s.plan()
+    s.report_planned(p0)
+    s.plan()
+    with pytest.raises(stsfair.SchedulerError, match="round 0, not the pending plan of round 1"):
+        s.report_planned(p0)
+    with pytest.raises(stsfair.SchedulerError, match="has no \"round\""):
+        s.report_planned({})
+
+
+@pytest.mark.parametrize("bad", [True, False, 10**400, "1", float("inf")])
+def test_time_limit_refuses_bools_huge_ints_and_non_numbers(bad):
+    with pytest.raises(ValueError, match="time_limit must be a finite number of seconds"):
+        stsfair.RoundScheduler({"format": "stsfair/1", "jobs": [],
+                                "gpu_types": [{"name": "v100", "count": 1, "units": 4, "slot_sizes": [4]}]},
+                               time_limit=bad)
+
+
+def test_restore_refuses_a_pending_plan_over_capacity():
+    s = one_gpu_two_jobs()
+    s.plan()
+    snap = json.loads(s.snapshot())
+    snap["pending"]["runs"] = [{"job": "a", "gpu": "v100", "slot": 4},
+                               {"job": "b", "gpu": "v100", "slot": 4}]
+    with pytest.raises(stsfair.InstanceError, match="must fit gpu type v100"):
+        stsfair.RoundScheduler.restore(json.dumps(snap))
+
+
+def test_verify_refuses_an_optimal_claim_below_the_optimum():
+    instance = REPO / "instances" / "hand-share-one-gpu.json"
+    claim = {"format": "stsfair-solution/1", "solver": "dp", "status": "optimal", "objective": 1.0,
+             "assignments": [{"job": "a", "gpu": "v100", "slot": 4}, {"job": "b", "idle": True}],
+             "units_used": {"v100": 4}, "stats": {"seconds": 0.001}}
+    with pytest.raises(stsfair.VerifyError, match="optimum is at least 1.458"):
+        stsfair.verify(instance, claim)

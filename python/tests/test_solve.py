@@ -76,7 +76,10 @@ def test_verify_refuses_a_false_claim_of_infeasibility():
 def test_verify_names_what_is_wrong(tmp_path):
     path = INSTANCES / "hand-fastest-first.json"
     good = stsfair.solve(path)
-    assert stsfair.verify(path, good) is None
+    proved = stsfair.verify(path, good)
+    assert proved["optimality"] == "certified"
+    assert proved["objective"] == pytest.approx(good["objective"], rel=1e-9)
+    assert proved["optimum"] == pytest.approx(good["objective"], rel=1e-9)
     bad = json.loads(json.dumps(good))
     bad["objective"] += 1.0
     with pytest.raises(stsfair.VerifyError, match="objective"):

@@ -320,6 +320,57 @@ fn runs_from(
     Ok(out)
 }
 
+/// The pending plan's runs against its round: each names a job of the planned round
+/// (`pending.jobs` or `pending.removed`), an active job's is one of its options, and the active
+/// jobs' runs together fit every GPU type's units.
+fn check_pending_runs(
+    instance: &Instance,
+    bounds: &HashMap<String, RoundBound>,
+    listed: &[SnapRun],
+    runs: &HashMap<String, (usize, u32)>,
+) -> Result<(), RoundError> {
+    let mut used = vec![0u64; instance.gpu_types().len()];
+    for (i, r) in listed.iter().enumerate() {
+        let p = format!("pending.runs[{i}]");
+        if !bounds.contains_key(&r.job) {
+            return Err(rule(
+                format!("{p}.job"),
+                "must name a job of the planned round (pending.jobs or pending.removed)",
+                format!("{:?}", r.job),
+            ));
+        }
+        let Some(job) = instance.jobs().iter().find(|j| j.id() == r.job) else {
+            continue;
+        };
+        let Some(&(k, slot)) = runs.get(&r.job) else {
+            continue;
+        };
+        let Some(option) = job.options().iter().find(|o| o.gpu == k && o.slot == slot) else {
+            return Err(rule(
+                p,
+                "must be an option of the job (a time for its gpu and slot that fits)",
+                format!("({}, {slot})", r.gpu),
+            ));
+        };
+        used[k] = used[k].saturating_add(option.units);
+    }
+    for (k, g) in instance.gpu_types().iter().enumerate() {
+        if used[k] > g.capacity() {
+            return Err(rule(
+                "pending.runs",
+                format!(
+                    "must fit gpu type {}: {} units (capacity {})",
+                    g.name(),
+                    used[k],
+                    g.capacity()
+                ),
+                format!("{} units", used[k]),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The largest round counter a snapshot may hold: 2^53, more rounds than any run makes (at one a
 /// minute, 17 billion years), so that counting on from it never overflows.
 pub const MAX_ROUND: u64 = 1 << 53;
@@ -668,9 +719,11 @@ impl RoundScheduler {
                         }
                     }
                 }
+                let runs = runs_from(types, &p.runs, "pending.runs")?;
+                check_pending_runs(&instance, &bounds, &p.runs, &runs)?;
                 Some(Pending {
                     bounds,
-                    runs: runs_from(types, &p.runs, "pending.runs")?,
+                    runs,
                     placement: placement_from(types, &p.placement, "pending.placement", &workers)?,
                 })
             }

@@ -39,7 +39,7 @@ use highs::{
 
 use super::{SolveError, Solver, relative_gap, time_limit_text};
 use crate::formulation::RoundProblem;
-use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
+use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status, exact_optimum};
 use crate::solution::{Infeasibility, SolveStats};
 
 const NAME: &str = "ilp";
@@ -138,13 +138,57 @@ fn backend(message: impl Into<String>) -> SolveError {
     }
 }
 
+/// The exponent of the largest value of the objective HiGHS sees ([`objective_scale`]).
+const SCALED_EXPONENT: i32 = 20;
+
+/// The power of two the objective is multiplied by before HiGHS sees it, so that the largest
+/// value v[j][o] is in [2^20, 2^21). HiGHS's tolerances are absolute (`mip_feasibility_tolerance`,
+/// its dual feasibility tolerance of 1e-7): unscaled, values of 1e-7 fall below them and HiGHS
+/// calls a poor answer optimal, and values near 1e300 overflow its objective to infinity. With
+/// the largest value near 1 the smaller values of a round with spread weights fall below them
+/// instead; near 2^20, 2,000 random rounds with weights from 1e-12 to 1e12 had no wrong optimum
+/// (docs/ilp.md, "Scaling"). A power of two changes no bit of a value's mantissa, so the scaled
+/// problem has the same optimum. Returned as two factors whose product is the scale, each a normal f64 (a scale of
+/// 2^1074 for subnormal values does not fit in one).
+fn objective_scale(problem: &RoundProblem) -> (f64, f64) {
+    let largest = problem
+        .jobs
+        .iter()
+        .flat_map(|j| j.options.iter().map(|o| o.value))
+        .fold(0.0f64, f64::max);
+    if !(largest > 0.0 && largest.is_finite()) {
+        return (1.0, 1.0);
+    }
+    // floor(log2(largest)) from the bits; subnormals are counted by their leading bit.
+    let bits = largest.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i32;
+    let log2 = if exponent == 0 {
+        -1075 + (64 - (bits & ((1u64 << 52) - 1)).leading_zeros() as i32)
+    } else {
+        exponent - 1023
+    };
+    let shift = SCALED_EXPONENT - log2;
+    let first = shift.clamp(-1000, 1000);
+    (2f64.powi(first), 2f64.powi(shift - first))
+}
+
+/// `v` times the scale of [`objective_scale`].
+fn scaled(v: f64, scale: (f64, f64)) -> f64 {
+    v * scale.0 * scale.1
+}
+
+/// `v` in the units of the instance again: divided by the scale.
+fn unscaled(v: f64, scale: (f64, f64)) -> f64 {
+    v / scale.0 / scale.1
+}
+
 /// Number of columns of the one-hot model: one per admissible option.
 fn variables(problem: &RoundProblem) -> usize {
     problem.jobs.iter().map(|j| j.options.len()).sum()
 }
 
 /// Builds the one-hot ILP of `problem` as a HiGHS model to maximize, with HiGHS's output off and
-/// its default options otherwise. Columns are the admissible options in job order and, within a
+/// its default options otherwise. The objective is the values times [`objective_scale`]. Columns are the admissible options in job order and, within a
 /// job, in the order of [`RoundJob::options`](crate::formulation::RoundJob::options); rows are
 /// one per GPU type, then one per job that has an option. O(sum_j |O_j|) time and memory.
 ///
@@ -171,6 +215,7 @@ pub fn build_model(problem: &RoundProblem) -> Result<Model, SolveError> {
             });
         }
     }
+    let scale = objective_scale(problem);
     let mut pb = ColProblem::default();
     let capacity: Vec<_> = problem
         .capacity
@@ -183,7 +228,7 @@ pub fn build_model(problem: &RoundProblem) -> Result<Model, SolveError> {
         for o in &job.options {
             // Units are at most MAX_COUNT * MAX_UNITS, exact in f64.
             pb.add_integer_column(
-                o.value,
+                scaled(o.value, scale),
                 0.0..=1.0,
                 [(one, 1.0), (capacity[o.gpu], o.units as f64)],
             );
@@ -232,10 +277,18 @@ fn nodes(solved: &SolvedModel) -> Option<i64> {
 pub const MAX_THREADS: usize = 256;
 
 impl Ilp {
-    fn configure(&self, model: &mut Model) -> Result<(), SolveError> {
+    /// Sets HiGHS's options; `scale` is the objective's ([`objective_scale`]), which the
+    /// absolute gap, given in the instance's units, is converted by.
+    fn configure(&self, model: &mut Model, scale: (f64, f64)) -> Result<(), SolveError> {
         set_option(model, "output_flag", false)?;
         set_option(model, "mip_rel_gap", self.mip_rel_gap)?;
-        set_option(model, "mip_abs_gap", self.mip_abs_gap)?;
+        let abs_gap = scaled(self.mip_abs_gap, scale);
+        let abs_gap = if abs_gap.is_finite() || self.mip_abs_gap.is_nan() {
+            abs_gap
+        } else {
+            f64::MAX
+        };
+        set_option(model, "mip_abs_gap", abs_gap)?;
         set_option(
             model,
             "mip_feasibility_tolerance",
@@ -268,7 +321,7 @@ impl Ilp {
     fn run(&self, problem: &RoundProblem, columns: usize) -> Result<Solution, SolveError> {
         let start = Instant::now();
         let mut model = build_model(problem)?;
-        self.configure(&mut model)?;
+        self.configure(&mut model, objective_scale(problem))?;
         let seconds_build = start.elapsed().as_secs_f64();
         let start = Instant::now();
         let solved = model
@@ -383,28 +436,55 @@ impl Ilp {
         }
         let solution = Solution::from_assignments(NAME, Status::Optimal, problem, assignments);
         let objective = solution.objective.unwrap_or(0.0);
+        // HiGHS solved the scaled problem: its objective is compared in its own units.
+        let scale = objective_scale(problem);
         let reported = solved.objective_value();
-        if (objective - reported).abs() > INTEGRALITY_CHECK * objective.abs().max(1.0) {
+        let mine = scaled(objective, scale);
+        let agree = (mine - reported).abs() <= INTEGRALITY_CHECK * mine.abs().max(1.0);
+        if !agree {
             return Err(backend(format!(
-                "HiGHS reports objective {reported}, its assignment is worth {objective}"
+                "HiGHS reports objective {} (in the instance's units), its assignment is worth \
+                 {objective}",
+                unscaled(reported, scale)
             )));
         }
         let bound = solved
             .double_info_value(c"mip_dual_bound")
+            .map(|b| unscaled(b, scale))
             .unwrap_or(f64::INFINITY);
         let gap = relative_gap(objective, bound);
         // Proven optimal: HiGHS says so and it was asked for the optimum, or the bound it proved is
         // within the agreement tolerance. An "optimal" under a gap the user loosened is only feasible.
         let within = bound - objective <= OBJECTIVE_TOLERANCE * objective.abs().max(1.0);
-        let status = if proven && (self.exact() || within) {
-            Status::Optimal
+        let (status, bound) = if proven && (self.exact() || within) {
+            checked_optimum(problem, objective, bound)
         } else {
-            Status::Feasible { gap }
+            (Status::Feasible { gap }, bound)
         };
-        let solution = Solution { status, ..solution };
-        let mut solution = solution;
+        let mut solution = Solution { status, ..solution };
         solution.stats.bound = bound.is_finite().then_some(bound);
         Ok(solution)
+    }
+}
+
+/// HiGHS's "optimal", checked against the exact DP's optimum where the DP solves the round
+/// within [`CERTIFY_MAX_STATES`](crate::solution::CERTIFY_MAX_STATES): HiGHS's tolerances are
+/// absolute, so a round whose values span more than about nine orders of magnitude has values
+/// below them, and its presolve returns suboptimal answers as optimal on rare rounds
+/// (docs/ilp.md). Where the DP's optimum is higher, the answer is `feasible` with the gap to it
+/// and the DP's optimum is the bound; elsewhere (the DP past its budget) HiGHS's word stands.
+fn checked_optimum(problem: &RoundProblem, objective: f64, bound: f64) -> (Status, f64) {
+    match exact_optimum(problem) {
+        Ok(Some(best)) => {
+            let optimum = best.objective.unwrap_or(f64::NEG_INFINITY);
+            if objective + OBJECTIVE_TOLERANCE * optimum.abs().max(1.0) >= optimum {
+                (Status::Optimal, bound)
+            } else {
+                let gap = relative_gap(objective, optimum);
+                (Status::Feasible { gap }, optimum)
+            }
+        }
+        Ok(None) | Err(_) => (Status::Optimal, bound),
     }
 }
 

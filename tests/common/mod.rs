@@ -56,6 +56,22 @@ impl Shape {
 /// A random instance of the given shape. Times are drawn from a few values so that ties happen;
 /// deficits span from far below to far above the forcing threshold.
 pub fn instance(shape: Shape) -> impl Strategy<Value = Instance> {
+    weighted(shape, prop_oneof![3 => Just(1.0), 1 => 0.1f64..4.0].boxed())
+}
+
+/// Like [`instance`], but every job's weight is 10^e with e uniform in [lo, hi] (one in four is
+/// 10^lo or 10^hi exactly): rounds whose values differ by up to 10^(hi - lo), and rounds whose
+/// values are all tiny or all huge.
+pub fn spread(shape: Shape, lo: f64, hi: f64) -> impl Strategy<Value = Instance> {
+    let weight = prop_oneof![
+        6 => (lo..=hi).prop_map(|e| 10f64.powf(e)),
+        1 => Just(10f64.powf(lo)),
+        1 => Just(10f64.powf(hi)),
+    ];
+    weighted(shape, weight.boxed())
+}
+
+fn weighted(shape: Shape, weight: BoxedStrategy<f64>) -> impl Strategy<Value = Instance> {
     let types =
         proptest::collection::vec((0..LADDERS.len(), 0..=shape.max_count), 1..=shape.max_types);
     let fairness = (
@@ -72,7 +88,7 @@ pub fn instance(shape: Shape) -> impl Strategy<Value = Instance> {
             2 => (0.05f64..2.0).prop_map(Some),
         ];
         let job = (
-            prop_oneof![3 => Just(1.0), 1 => 0.1f64..4.0],
+            weight.clone(),
             1..=shape.max_workers,
             prop_oneof![2 => Just(0.0), 2 => -2.0f64..3.0, 1 => Just(1.0)],
             proptest::collection::vec(time, k * 4),

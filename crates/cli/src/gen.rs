@@ -261,6 +261,15 @@ fn gen_error(e: GenError, args: &GenArgs) -> Failure {
             };
             Failure::input(format!("{flag}: {e}"))
         }
+        // Weights come from --weights: a sum of them past f64::MAX is that flag's.
+        GenError::Instance(InstanceError::Rule { ref path, .. })
+            if path.starts_with("jobs[") && path.ends_with("].weight") =>
+        {
+            Failure::input(format!(
+                "--weights: {e} (the jobs' weights, drawn from --weights, must have a finite sum: \
+                 give smaller weights or fewer --jobs)"
+            ))
+        }
         e => Failure::input(e),
     }
 }

@@ -178,7 +178,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("stsfair: {}", f.message);
+            eprintln!("stsfair: {}", solve::one_line(&f.message));
             ExitCode::from(f.code)
         }
     }

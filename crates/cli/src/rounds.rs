@@ -450,7 +450,69 @@ fn resume(
     {
         return Err(bad(format!("{field} must be finite and >= 0 (got {x:?})")));
     }
+    check_totals(&tally, instance).map_err(bad)?;
     Ok((scheduler, tally))
+}
+
+/// The totals of a state file's tally against what its rounds can have made: each round's
+/// objective is at most the sum of the jobs' weights (v <= w), its migrations and conflicts at
+/// most the GPUs a placement can hold times their units, and where the per-round records are
+/// kept the solves and the objective are their sums.
+fn check_totals(tally: &RunTally, instance: &Instance) -> Result<(), String> {
+    let weights: f64 = instance.jobs().iter().map(|j| j.weight()).sum();
+    let most = tally.rounds as f64 * weights;
+    if tally.objective_sum > most * (1.0 + 1e-9) {
+        return Err(format!(
+            "tally.objective_sum must be at most tally.rounds ({}) times the sum of the jobs' \
+             weights ({weights:?}) (got {:?})",
+            tally.rounds, tally.objective_sum
+        ));
+    }
+    let moves = tally
+        .rounds
+        .saturating_mul(stsfair::placement::MAX_GPUS)
+        .saturating_mul(1024);
+    for (field, n) in [
+        ("tally.migrations", tally.migrations),
+        ("tally.conflicts", tally.conflicts),
+    ] {
+        if n > moves {
+            return Err(format!(
+                "{field} must be at most tally.rounds ({}) x 4000000 gpus x 1024 units (got {n})",
+                tally.rounds
+            ));
+        }
+    }
+    if tally.per_round.is_empty() {
+        return Ok(());
+    }
+    let solves = tally
+        .per_round
+        .iter()
+        .fold(0u64, |a, r| a.saturating_add(r.solves));
+    if solves != tally.solves {
+        return Err(format!(
+            "tally.solves must be the sum of tally.per_round[..].solves ({solves}) (got {})",
+            tally.solves
+        ));
+    }
+    let objective: f64 = tally.per_round.iter().map(|r| r.objective).sum();
+    if !stsfair::solution::objectives_agree(objective, tally.objective_sum) {
+        return Err(format!(
+            "tally.objective_sum must be the sum of tally.per_round[..].objective ({objective:?}) \
+             (got {:?})",
+            tally.objective_sum
+        ));
+    }
+    Ok(())
+}
+
+/// Fairness parameters as the instance format writes them.
+fn fairness_text(f: stsfair::Fairness) -> String {
+    format!(
+        "{{\"lambda\": {:?}, \"max_debt\": {:?}, \"credit\": {:?}}}",
+        f.lambda, f.max_debt, f.credit
+    )
 }
 
 /// The first difference between the cluster (GPU types and fairness) of the restored scheduler
@@ -482,9 +544,9 @@ fn cluster_difference(scheduler: &RoundScheduler, instance: &Instance) -> Option
     }
     if scheduler.fairness() != instance.fairness() {
         return Some(format!(
-            "fairness is {:?} in the state file, {:?} in the instance",
-            scheduler.fairness(),
-            instance.fairness()
+            "fairness is {} in the state file, {} in the instance",
+            fairness_text(scheduler.fairness()),
+            fairness_text(instance.fairness())
         ));
     }
     None

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use stsfair::solution::{Certificate, Infeasibility, VerifyError};
+use stsfair::solution::{Certificate, Infeasibility, Optimality, VerifyError};
 use stsfair::{
     Instance, JobClass, RoundProblem, Solution, Solver, SolverConfig, SolverKind, Status,
 };
@@ -180,9 +180,20 @@ pub fn solve(args: SolveArgs) -> Result<u8, Failure> {
     })
 }
 
+/// `text` as one line of the summary: as it is, or quoted with its control characters
+/// escaped (`"a\nstatus optimal"`) where it holds any, so that a name or an id from the
+/// instance cannot write a line of its own.
+pub(crate) fn one_line(text: &str) -> String {
+    if text.chars().any(char::is_control) {
+        format!("{text:?}")
+    } else {
+        text.to_string()
+    }
+}
+
 fn print_summary(instance: &Instance, solution: &Solution) {
     let problem = RoundProblem::new(instance);
-    let name = instance.name().unwrap_or("(unnamed)");
+    let name = one_line(instance.name().unwrap_or("(unnamed)"));
     outln!(
         "instance   {name}: {} jobs, {} gpu types",
         instance.jobs().len(),
@@ -192,7 +203,7 @@ fn print_summary(instance: &Instance, solution: &Solution) {
     match &solution.status {
         Status::Infeasible { reason } => {
             outln!("status     infeasible");
-            outln!("reason     {reason}");
+            outln!("reason     {}", one_line(&reason.to_string()));
         }
         status => {
             let gap = match status {
@@ -238,9 +249,31 @@ fn print_summary(instance: &Instance, solution: &Solution) {
         } else {
             0.0
         };
-        outln!("  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)", g.name());
+        outln!(
+            "  {:<10} {used:>10} / {cap:<10} ({pct:.1}%)",
+            one_line(g.name())
+        );
     }
     outln!("time       {:.6} s", solution.stats.seconds);
+}
+
+/// What `verify` proved of a feasible answer's optimality, in words.
+fn optimality_text(o: &Optimality) -> String {
+    match o {
+        Optimality::Certified { optimum } => format!(
+            "optimality certified: the exact DP's re-solve finds the optimum {}",
+            crate::number::fixed(*optimum, 9)
+        ),
+        Optimality::Suboptimal { optimum } => format!(
+            "not optimal: the exact DP's re-solve finds {}, within the solution's gap",
+            crate::number::fixed(*optimum, 9)
+        ),
+        Optimality::NotCertified { reason } => {
+            format!("feasible; optimality not certified ({reason})")
+        }
+        // Optimality is non_exhaustive: a kind added later proves nothing here.
+        _ => "feasible; optimality not certified".to_string(),
+    }
 }
 
 pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
@@ -258,13 +291,14 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         Ok(v) => {
             match (v.objective, &v.certificate) {
                 (Some(obj), _) => outln!(
-                    "valid: {} solution, objective {} recomputed from the instance",
+                    "valid: {} solution, objective {} recomputed from the instance; {}",
                     solution.status.as_str(),
-                    crate::number::fixed(obj, 9)
+                    crate::number::fixed(obj, 9),
+                    optimality_text(&v.optimality)
                 ),
                 (None, Some(Certificate::Shortage(s))) => outln!(
                     "valid: infeasible, certified by a capacity shortage: {}",
-                    Infeasibility::Shortage(s.clone())
+                    one_line(&Infeasibility::Shortage(s.clone()).to_string())
                 ),
                 (None, Some(Certificate::ForcedJobsDoNotPack)) => outln!(
                     "valid: infeasible, certified: the forced jobs' admissible slots do not pack into the capacities"

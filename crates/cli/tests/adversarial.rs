@@ -1042,6 +1042,68 @@ fn refused(args: &[&str], parts: &[&str]) {
     }
 }
 
+/// The first `lines` lines of Gavel's reference trace with the priority weights `weights`
+/// (field 8) of the first lines.
+fn trace_with_weights(name: &str, lines: usize, weights: &[&str]) -> PathBuf {
+    let reference =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/data/gavel-ref/seed0-rate5-36x3.trace");
+    let text = std::fs::read_to_string(reference).unwrap();
+    let mut out = String::new();
+    for (i, line) in text.lines().take(lines).enumerate() {
+        let mut fields: Vec<&str> = line.split('\t').collect();
+        if let Some(w) = weights.get(i) {
+            fields[7] = w;
+        }
+        out.push_str(&fields.join("\t"));
+        out.push('\n');
+    }
+    scratch(name, out)
+}
+
+/// Trace weights the policies cannot run (sts schedules nothing for a lone 1e-9 or 5e-324;
+/// 1e20 beside 1 stops sts's paired round; 1e-100 stops gavel-mmf's LP; two of 1e308 make a
+/// round's instance invalid) are refused before the run with exit 2 naming the line and field;
+/// 1e-6 and 1e6, alone and together, run under every policy.
+#[test]
+fn simulate_refuses_trace_weights_past_1e_6_to_1e6() {
+    for (name, lines, weights) in [
+        ("w-tiny", 1, &["1e-9"][..]),
+        ("w-subnormal", 1, &["5e-324"]),
+        ("w-huge-beside-1", 2, &["1e20", "1"]),
+        ("w-1e-100", 2, &["1e-100", "1"]),
+        ("w-max", 2, &["1e308", "1e308"]),
+    ] {
+        let file = trace_with_weights(&format!("{name}.trace"), lines, weights);
+        for policy in ["sts", "gavel-mmf"] {
+            refused(
+                &["simulate", "--trace", s(&file), "--policy", policy],
+                &["trace line 1: field 8 (priority weight) must be in [1e-6, 1e6]"],
+            );
+        }
+    }
+    for (name, lines, weights) in [
+        ("w-low", 1, &["1e-6"][..]),
+        ("w-high", 1, &["1e6"]),
+        ("w-both", 6, &["1e-6", "1e6"]),
+    ] {
+        let file = trace_with_weights(&format!("{name}.trace"), lines, weights);
+        for policy in ["sts", "gavel-mmf", "gavel-mmf-ss", "fifo"] {
+            let r = run(&["simulate", "--trace", s(&file), "--policy", policy]);
+            assert_eq!(r.code, 0, "{name} {policy}: {}", r.stderr);
+        }
+    }
+}
+
+/// `gen --weights 1e308` with several jobs makes the sum of the weights infinite: refused
+/// naming the flag, not only the generated document's `jobs[1].weight`.
+#[test]
+fn gen_names_the_weights_flag_when_their_sum_overflows() {
+    refused(
+        &["gen", "--weights", "1e308", "--jobs", "3"],
+        &["--weights: jobs[1].weight must keep the sum of all job weights finite"],
+    );
+}
+
 /// A trace line of Gavel's reference trace with `steps` total steps.
 fn trace_with_steps(name: &str, steps: &str) -> PathBuf {
     let reference =

@@ -369,7 +369,103 @@ fn a_solver_that_cannot_answer_exits_1() {
     );
 }
 
+/// An instance name and a job id holding a newline and `status optimal` cannot write a line of
+/// `solve`'s summary or of an error: they are printed quoted with the newline escaped.
+#[test]
+fn names_with_newlines_cannot_forge_a_line_of_output() {
+    let forged = "x\nstatus     optimal\nobjective  99";
+    let doc = serde_json::json!({
+        "format": "stsfair/1",
+        "name": forged,
+        "gpu_types": [{ "name": "v100", "count": 1, "units": 4, "slot_sizes": [4] }],
+        "jobs": [
+            { "id": forged, "deficit": 5.0, "times": [{ "gpu": "v100", "slot": 4, "sec_per_iter": 1.0 }] },
+            { "id": "b", "deficit": 5.0, "times": [{ "gpu": "v100", "slot": 4, "sec_per_iter": 1.0 }] }
+        ]
+    });
+    let file = scratch("forged-name.json", doc.to_string());
+    let r = run(&["solve", file.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    for line in r.stdout.lines() {
+        assert!(!line.starts_with("status     optimal"), "{}", r.stdout);
+        assert!(!line.starts_with("objective  99"), "{}", r.stdout);
+    }
+    assert!(r.stdout.contains("x\\nstatus"), "{}", r.stdout);
+}
+
 // ---- verify
+
+/// A solution missing its first assignment and one missing its last are the same defect: exit 1
+/// both, `solution lists 1 jobs, the instance has 2` (docs/format.md).
+#[test]
+fn verify_exits_1_for_a_missing_first_or_last_assignment() {
+    let instance = instance_file("hand-share-one-gpu");
+    let (_, doc) = solve_json(&instance, "dp");
+    for drop in [0usize, 1] {
+        let mut bad = doc.clone();
+        bad["assignments"].as_array_mut().unwrap().remove(drop);
+        let file = scratch(&format!("missing-{drop}.json"), bad.to_string());
+        let r = run(&["verify", instance.to_str().unwrap(), file.to_str().unwrap()]);
+        assert_eq!(r.code, 1, "assignment {drop} missing: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("solution lists 1 jobs, the instance has 2"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+/// `hand-share-one-gpu` with job a on the whole GPU and b idle, claimed optimal: it is feasible
+/// and worth 1.0, the optimum is 1.4583 (both jobs on half a GPU). `verify` refuses it with exit
+/// 1 and prints the bound it checked; the same assignment claimed `feasible` with a gap that
+/// covers the distance is valid and reported as not optimal.
+#[test]
+fn verify_refuses_an_optimal_claim_below_the_optimum_with_the_bound() {
+    let instance = instance_file("hand-share-one-gpu");
+    let mut doc = serde_json::json!({
+        "format": "stsfair-solution/1",
+        "instance": "hand-share-one-gpu",
+        "solver": "dp",
+        "status": "optimal",
+        "objective": 1.0,
+        "assignments": [
+            { "job": "a", "gpu": "v100", "slot": 4 },
+            { "job": "b", "idle": true }
+        ],
+        "units_used": { "v100": 4 },
+        "stats": { "seconds": 0.001 }
+    });
+    let file = scratch("wrong-optimal.json", doc.to_string());
+    let r = run(&["verify", instance.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("says optimal with objective 1.0")
+            && r.stderr.contains("optimum is at least 1.458333"),
+        "{}",
+        r.stderr
+    );
+    doc["status"] = "feasible".into();
+    doc["stats"]["gap"] = 0.5.into();
+    let file = scratch("honest-feasible.json", doc.to_string());
+    let r = run(&["verify", instance.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("not optimal: the exact DP's re-solve finds 1.458333333"),
+        "{}",
+        r.stdout
+    );
+    doc["stats"]["gap"] = 0.1.into();
+    let file = scratch("understated-gap.json", doc.to_string());
+    let r = run(&["verify", instance.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("more than objective * (1 + gap)"),
+        "{}",
+        r.stderr
+    );
+}
 
 /// A change to a solution document.
 type Edit = dyn Fn(&mut Value);
@@ -389,6 +485,12 @@ fn verify_accepts_solve_output_and_rejects_tampering() {
         assert_eq!(ok.code, 0, "{name}: {}", ok.stderr);
         assert!(
             ok.stdout.starts_with("valid: optimal solution, objective"),
+            "{}",
+            ok.stdout
+        );
+        assert!(
+            ok.stdout
+                .contains("optimality certified: the exact DP's re-solve"),
             "{}",
             ok.stdout
         );

@@ -554,6 +554,16 @@ fn cli_rounds_refuses_bad_state_files() {
         err.contains("gpu_types[0] is g x2 of 4 units, slots [4] in the state file, g x1 of 4 units, slots [4] in the instance"),
         "{err}"
     );
+    // Another fairness: written as the format writes it, not as Rust's Debug.
+    let err = run(
+        &file,
+        &edit(&|v| v["scheduler"]["fairness"]["lambda"] = json!(0.5)),
+        "dp-dense",
+    );
+    assert!(
+        err.contains("fairness is {\"lambda\": 0.5,") && !err.contains("Fairness {"),
+        "{err}"
+    );
     let err = run(&file, &text, "brute");
     assert!(
         err.contains("was written with --solver dp-dense, not brute"),
@@ -580,9 +590,27 @@ fn cli_rounds_refuses_bad_state_files() {
         );
     }
     // Totals the summary divides by the rounds: counts of rounds at most the rounds, sums
-    // finite and >= 0; anything else is refused.
+    // finite and >= 0, migrations and conflicts at most what the rounds can move, the objective
+    // at most the rounds times the sum of the weights, solves and objective the sums of the
+    // per-round records.
     type Change = fn(&mut Value);
-    let tally_cases: [(Change, &str); 4] = [
+    let tally_cases: [(Change, &str); 8] = [
+        (
+            |v| v["tally"]["migrations"] = json!(u64::MAX),
+            "tally.migrations must be at most tally.rounds (3) x 4000000 gpus x 1024 units (got 18446744073709551615)",
+        ),
+        (
+            |v| v["tally"]["conflicts"] = json!(u64::MAX),
+            "tally.conflicts must be at most",
+        ),
+        (
+            |v| v["tally"]["solves"] = json!(0),
+            "tally.solves must be the sum of tally.per_round[..].solves",
+        ),
+        (
+            |v| v["tally"]["objective_sum"] = json!(f64::MAX),
+            "tally.objective_sum must be at most tally.rounds (3) times the sum of the jobs' weights",
+        ),
         (
             |v| v["tally"]["jobs"][0]["rounds_run"] = json!(1_000_000),
             "tally.jobs[0].rounds_run must be at most tally.rounds (3) (got 1000000)",

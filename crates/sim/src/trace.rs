@@ -13,7 +13,7 @@
 //! | 5 | needs a data directory (0 or 1) | `1` |
 //! | 6 | total steps | `1646636` |
 //! | 7 | scale factor (GPUs of the job) | `1` |
-//! | 8 | priority weight | `1` |
+//! | 8 | priority weight, 1e-6 to 1e6 | `1` |
 //! | 9 | SLO, -1 for none | `-1.000000` |
 //! | 10 | arrival time in seconds | `195.668858` |
 //!
@@ -114,6 +114,17 @@ const FIELDS: [&str; 10] = [
     "arrival time",
 ];
 
+/// The least priority weight a trace line may give. The policies' LPs (HiGHS) and the round
+/// problem compare values with absolute tolerances near 1e-9: sts schedules nothing for a lone
+/// job of weight 1e-9, and a weight of 1e-100 beside weights of 1 stops gavel-mmf's LP
+/// (`HiGHS: Error`). Weights from 1e-6 to 1e6, alone or together, run under every policy
+/// (`simulate_refuses_trace_weights_past_1e_6_to_1e6` runs both ends).
+pub const MIN_PRIORITY_WEIGHT: f64 = 1e-6;
+
+/// The largest priority weight a trace line may give: a weight of 1e20 beside one of 1 stops
+/// sts's paired round (`HiGHS: Error`), and two of 1e308 make a round's sum of weights infinite.
+pub const MAX_PRIORITY_WEIGHT: f64 = 1e6;
+
 /// The latest arrival a trace may give, in seconds. Past it the simulation's clock (an `f64`
 /// of seconds, advanced by rounds of a few minutes) would lose the rounds' seconds, and an
 /// arrival of 1e300 s was accepted and printed as a makespan of 297 digits.
@@ -182,6 +193,9 @@ pub fn parse_line(line: usize, text: &str) -> Result<TraceJob, TraceError> {
     let priority_weight = number(line, 7, fields[7])?;
     if priority_weight <= 0.0 {
         return Err(bad(line, 7, "must be > 0", fields[7]));
+    }
+    if !(MIN_PRIORITY_WEIGHT..=MAX_PRIORITY_WEIGHT).contains(&priority_weight) {
+        return Err(bad(line, 7, "must be in [1e-6, 1e6]", fields[7]));
     }
     let slo = number(line, 8, fields[8])?;
     let slo = if slo < 0.0 { None } else { Some(slo) };

@@ -33,7 +33,7 @@ use super::classes::{Class, rc};
 use super::limits::{
     ALL_DIRECTIONS_UP_TO, ARMIJO, BACKTRACKS, FIRST_TAU, JUMP_GAIN, MAX_PASSES, NEWTON_STEPS,
     PRICE_CAP_FACTOR, RIDGE, SETTLED, SMOOTH_EXCESS, SMOOTH_GAP, SMOOTH_LEVEL_GAIN, SMOOTH_LEVELS,
-    SMOOTH_SETTLED, STEEPEST_GAP, STEEPEST_STEPS, TRUST, VERTEX_PLANES, ZIGZAG,
+    SMOOTH_SETTLED, STEEPEST_GAP, STEEPEST_STEPS, TOLERANCE, TRUST, VERTEX_PLANES, ZIGZAG,
 };
 
 /// The classes' choices flattened for the bound's inner loops (structure of arrays). Idle is a
@@ -72,6 +72,25 @@ impl Flat {
             f.count.push(cl.jobs.len() as f64);
         }
         f
+    }
+
+    /// The magnitude of the terms L(mu) sums (|mu_k C_k| and n_c times the largest |v_q| +
+    /// |mu u_q| of each class): L's rounding error is a small multiple of it times 2^-52.
+    fn magnitude(&self, mu: &[f64]) -> f64 {
+        let mut m: f64 = mu
+            .iter()
+            .zip(&self.capacity)
+            .map(|(m, c)| (m * c).abs())
+            .sum();
+        for c in 0..self.count.len() {
+            let mut most = 0.0f64;
+            for q in self.start[c]..self.start[c + 1] {
+                let price = mu.get(self.gpu[q]).copied().unwrap_or(0.0);
+                most = most.max(self.value[q].abs() + (price * self.units[q]).abs());
+            }
+            m += self.count[c] * most;
+        }
+        m
     }
 
     /// L(mu) = sum_k mu_k C_k + sum_c n_c max_q rc_q (Lemma 1 of docs/solver.md).
@@ -1095,6 +1114,23 @@ struct Descent {
 }
 
 impl Descent {
+    /// `(mu, value)` where L(mu)'s rounding cannot reach the DP's tolerance, else the
+    /// multipliers 0 and L(0), whose terms are the values themselves and do not cancel. Where
+    /// one job's values are 10^200 times another's, the descent's prices are as large as the
+    /// first and L(mu) = mu . C + sum (v - mu u) loses the small values to cancellation (a
+    /// bound of -3.7e224 on a round whose optimum is 1, which the DP then took as exact:
+    /// `fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240`). Any mu >= 0 bounds the
+    /// optimum (Lemma 1), so 0 is always exact, only weaker.
+    fn trusted(&self, mu: Vec<f64>, value: f64) -> (Vec<f64>, f64) {
+        let error = ROUNDING * self.flat.magnitude(&mu);
+        if error <= TOLERANCE * value.abs().max(1.0) {
+            return (mu, value);
+        }
+        let zero = vec![0.0; mu.len()];
+        let value = self.flat.lagrangian(&zero);
+        (zero, value)
+    }
+
     fn new(classes: &[Class], capacity: &[u64]) -> Descent {
         let k = capacity.len();
         let cap = vec![price_cap(classes, k); k];
@@ -1267,7 +1303,7 @@ pub(super) fn refine_multipliers(
     descent.edges = true;
     let mut mu: Vec<f64> = start.iter().map(|m| m.max(0.0)).collect();
     let value = descent.descend(&mut mu);
-    (mu, value)
+    descent.trusted(mu, value)
 }
 
 /// Whether `l` is below `now` by more than `by` relative to max(1, |now|).
@@ -1289,8 +1325,12 @@ pub(super) fn multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f64>, f64
     let descent = Descent::new(classes, capacity);
     let mut mu = vec![0.0; capacity.len()];
     let value = descent.descend(&mut mu);
-    (mu, value)
+    descent.trusted(mu, value)
 }
+
+/// How far above L's rounding error, relative to the terms it sums, a bound is taken: 2^-40,
+/// about 9e-13 (a sum of thousands of terms rounds to a few 1e-16 of their magnitude).
+const ROUNDING: f64 = 1.0 / (1u64 << 40) as f64;
 
 /// [`multipliers`] with a warm start: the descent from 0 and from `start` (the multipliers of
 /// a similar problem, the last round's; negative entries taken as 0), the lower L kept, and
@@ -1315,9 +1355,9 @@ pub(super) fn warm_multipliers(
     let mut warm: Vec<f64> = start.iter().map(|m| m.max(0.0)).collect();
     let warm_value = descent.descend(&mut warm);
     if warm_value < value - rel_tol * value.abs().max(1.0) {
-        (warm, warm_value)
+        descent.trusted(warm, warm_value)
     } else {
-        (mu, value)
+        descent.trusted(mu, value)
     }
 }
 
@@ -1336,7 +1376,7 @@ pub(super) fn smooth_multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f6
     let descent = Descent::new(classes, capacity);
     let mut mu = descent.flat.smooth_start(&descent.cap);
     let value = descent.descend(&mut mu);
-    (mu, value)
+    descent.trusted(mu, value)
 }
 
 /// Whether `mu` is proven to minimize L up to `slack`: some fractional solution y of the LP
