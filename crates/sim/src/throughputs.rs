@@ -209,6 +209,30 @@ impl ThroughputTable {
         self.workers.iter().position(|w| w == name)
     }
 
+    /// Worker type indices, fastest first: by the geometric mean of the solo throughputs of
+    /// the single-GPU job types that run on every worker type (all job types that run
+    /// everywhere when no single-GPU one does), the order of the table on a tie. On Gavel's
+    /// table: v100, p100, k80. O(W * J).
+    pub fn fastest_first(&self) -> Vec<usize> {
+        let n = self.jobs.len();
+        let everywhere = |single: bool| -> Vec<usize> {
+            (0..n)
+                .filter(|&j| !single || self.jobs[j].scale_factor == 1)
+                .filter(|&j| (0..self.workers.len()).all(|w| self.solo(w, j) > 0.0))
+                .collect()
+        };
+        let mut common = everywhere(true);
+        if common.is_empty() {
+            common = everywhere(false);
+        }
+        let speed: Vec<f64> = (0..self.workers.len())
+            .map(|w| common.iter().map(|&j| self.solo(w, j).ln()).sum::<f64>())
+            .collect();
+        let mut order: Vec<usize> = (0..self.workers.len()).collect();
+        order.sort_by(|&a, &b| speed[b].total_cmp(&speed[a]).then(a.cmp(&b)));
+        order
+    }
+
     /// Index of a job type.
     pub fn job_type(&self, model: &str, scale_factor: u32) -> Option<usize> {
         self.index.get(&(model.to_string(), scale_factor)).copied()
