@@ -282,10 +282,13 @@ impl LearnedPredictor {
     }
 }
 
+/// Factors of rows `(gpu, job)` of the predictions.
+type RowFactors = Vec<((usize, usize), f64)>;
+
 /// The factors of both calibrations, computed apart from the predictions they scale.
 struct Calibration {
     /// [`few_partner_factors`].
-    few: Vec<((usize, usize), f64)>,
+    few: RowFactors,
     /// [`job_biases`].
     all: Option<(Array2<f64>, Array2<f64>)>,
 }
@@ -381,7 +384,7 @@ fn few_partner_jobs(inputs: &CostInputs) -> Vec<((usize, usize), Vec<usize>)> {
 fn few_partner_factors(
     inputs: &CostInputs,
     config: &PredictorConfig,
-) -> Result<Vec<((usize, usize), f64)>, CostError> {
+) -> Result<RowFactors, CostError> {
     let few = few_partner_jobs(inputs);
     if few.is_empty() {
         return Ok(Vec::new());
