@@ -1364,3 +1364,49 @@ fn simulate_takes_sts_pairing_types() {
     let (_, _, given) = simulate(&["--policy", "sts", "--sts-pairing-types", "k80=1,p100=inf"]);
     assert_eq!(auto, given);
 }
+
+/// `simulate` checks its flags before it predicts the pairs the throughputs do not measure:
+/// on a table too sparse for the predictor, a bad flag is the error reported (exit 2, naming
+/// the flag), and with good flags the predictor's refusal is (exit 2).
+#[test]
+fn simulate_checks_flags_before_predicting_pairs() {
+    let key = |i: usize| format!("('M{i} (batch size 4)', 1)");
+    let rows: Vec<String> = (0..4)
+        .map(|i| {
+            format!(
+                "\"{}\": {{\"null\": {}, \"{}\": [2.0, 2.0]}}",
+                key(i),
+                4.0 + i as f64,
+                key(i)
+            )
+        })
+        .collect();
+    let file = scratch(
+        "sparse-throughputs.json",
+        format!("{{\"g1\": {{{}}}}}", rows.join(", ")),
+    );
+    let file = file.to_str().unwrap();
+    let base = ["simulate", "--throughputs", file, "--jobs", "5"];
+    for (bad, flag) in [
+        (&["--lp", "bogus"][..], "--lp"),
+        (&["--sts-promotion", "x"][..], "--sts-promotion"),
+        (&["--policy", "nope"][..], "--policy"),
+        (
+            &["--sts-pairing-types", "k80=1"][..],
+            "unknown gpu type \"k80\"",
+        ),
+        (&["--cluster", "v100=4"][..], "--cluster"),
+    ] {
+        let r = run(&[&base[..], bad].concat());
+        assert_eq!(r.code, 2, "{bad:?}: {}", r.stderr);
+        assert!(r.stderr.contains(flag), "{bad:?}: {}", r.stderr);
+    }
+    let r = run(&base);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the predictor needs at least 10 measured"),
+        "{}",
+        r.stderr
+    );
+}
