@@ -209,26 +209,53 @@ impl ThroughputTable {
         self.workers.iter().position(|w| w == name)
     }
 
-    /// Worker type indices, fastest first: by the geometric mean of the solo throughputs of
-    /// the single-GPU job types that run on every worker type (all job types that run
-    /// everywhere when no single-GPU one does), the order of the table on a tie. On Gavel's
-    /// table: v100, p100, k80. O(W * J).
-    pub fn fastest_first(&self) -> Vec<usize> {
+    /// The relative speed of each of `workers` (worker type indices): the median, over the
+    /// single-GPU job types that run alone on every one of them (every job type that does when
+    /// no single-GPU one does), of the log of the job's solo throughput there less its mean
+    /// over `workers`. A median of per-job ratios, so that one odd measurement does not reorder
+    /// the types. All zero when no job type runs on every one of them. O(W * J log J).
+    pub fn speeds(&self, workers: &[usize]) -> Vec<f64> {
         let n = self.jobs.len();
         let everywhere = |single: bool| -> Vec<usize> {
             (0..n)
                 .filter(|&j| !single || self.jobs[j].scale_factor == 1)
-                .filter(|&j| (0..self.workers.len()).all(|w| self.solo(w, j) > 0.0))
+                .filter(|&j| workers.iter().all(|&w| self.solo(w, j) > 0.0))
                 .collect()
         };
         let mut common = everywhere(true);
         if common.is_empty() {
             common = everywhere(false);
         }
-        let speed: Vec<f64> = (0..self.workers.len())
-            .map(|w| common.iter().map(|&j| self.solo(w, j).ln()).sum::<f64>())
+        let mean: Vec<f64> = common
+            .iter()
+            .map(|&j| {
+                workers.iter().map(|&w| self.solo(w, j).ln()).sum::<f64>() / workers.len() as f64
+            })
             .collect();
-        let mut order: Vec<usize> = (0..self.workers.len()).collect();
+        workers
+            .iter()
+            .map(|&w| {
+                let mut logs: Vec<f64> = common
+                    .iter()
+                    .zip(&mean)
+                    .map(|(&j, m)| self.solo(w, j).ln() - m)
+                    .collect();
+                logs.sort_by(f64::total_cmp);
+                match logs.len() {
+                    0 => 0.0,
+                    k if k % 2 == 1 => logs[k / 2],
+                    k => 0.5 * (logs[k / 2 - 1] + logs[k / 2]),
+                }
+            })
+            .collect()
+    }
+
+    /// Worker type indices, fastest first by [`speeds`](Self::speeds) over every worker type,
+    /// the order of the table on a tie. On Gavel's table: v100, p100, k80. O(W * J log J).
+    pub fn fastest_first(&self) -> Vec<usize> {
+        let all: Vec<usize> = (0..self.workers.len()).collect();
+        let speed = self.speeds(&all);
+        let mut order = all;
         order.sort_by(|&a, &b| speed[b].total_cmp(&speed[a]).then(a.cmp(&b)));
         order
     }

@@ -424,9 +424,10 @@ pub const DEFAULT_PAIRING: f64 = 1.4;
 /// - the slowest GPU type of a cluster of two or more types gets `min(1, threshold)`: the jobs
 ///   that run there are those the faster types had no room for (the oldest, under
 ///   least-attained-service weights), and when more jobs are active than GPUs the alternative
-///   to a pair of sum >= 1 is one of the two waiting. Speed is the geometric mean of the solo
-///   throughputs of the single-GPU job types that run on every type of the cluster; the
-///   slowest is the one strictly below the others (none on a tie). Measured on Gavel's K80s
+///   to a pair of sum >= 1 is one of the two waiting. Speed is [`ThroughputTable::speeds`]
+///   over the cluster's types (the median over the single-GPU job types that run on all of
+///   them of the job's log solo throughput relative to its mean); the slowest is the one
+///   strictly below the others (none on a tie). Measured on Gavel's K80s
 ///   (docs/results.md, "Pairs on the K80s": under overload 1.5% less JCT and 0.7% less
 ///   makespan on seeds 0-5, at 5.6 jobs/h no change);
 /// - another type whose pairs are weak, the median pair sum `r(a|b) + r(b|a)` of its known
@@ -449,7 +450,7 @@ pub fn derived_pairing_by_type(
     let singles: Vec<usize> = (0..table.job_types().len())
         .filter(|&j| table.job_types()[j].scale_factor == 1)
         .collect();
-    let slowest = slowest_type(table, cluster, &singles);
+    let slowest = slowest_type(table, cluster);
     let weak_below = 0.5 * (1.0 + threshold);
     let mut out = Vec::new();
     for (k, t) in cluster.types.iter().enumerate() {
@@ -487,32 +488,14 @@ pub fn derived_pairing_by_type(
 }
 
 /// The cluster's slowest GPU type (index into `cluster.types`) for
-/// [`derived_pairing_by_type`]: the geometric mean of the solo throughputs of the single-GPU
-/// job types that run on every type of the cluster, strictly least; `None` for one type, a
-/// tie, or no job type that runs everywhere.
-fn slowest_type(table: &ThroughputTable, cluster: &Cluster, singles: &[usize]) -> Option<usize> {
+/// [`derived_pairing_by_type`], by [`ThroughputTable::speeds`] over the cluster's types
+/// (strictly least); `None` for one type or a tie.
+fn slowest_type(table: &ThroughputTable, cluster: &Cluster) -> Option<usize> {
     if cluster.types.len() < 2 {
         return None;
     }
-    let everywhere: Vec<usize> = singles
-        .iter()
-        .copied()
-        .filter(|&j| cluster.types.iter().all(|t| table.solo(t.worker, j) > 0.0))
-        .collect();
-    if everywhere.is_empty() {
-        return None;
-    }
-    let speed: Vec<f64> = cluster
-        .types
-        .iter()
-        .map(|t| {
-            everywhere
-                .iter()
-                .map(|&j| table.solo(t.worker, j).ln())
-                .sum::<f64>()
-                / everywhere.len() as f64
-        })
-        .collect();
+    let workers: Vec<usize> = cluster.types.iter().map(|t| t.worker).collect();
+    let speed = table.speeds(&workers);
     let least = speed.iter().copied().fold(f64::INFINITY, f64::min);
     let at_least: Vec<usize> = (0..speed.len()).filter(|&k| speed[k] == least).collect();
     match at_least.as_slice() {
