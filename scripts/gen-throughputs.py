@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """Writes a synthetic throughputs file in Gavel's format (simulation_throughputs.json) with many
-job types on one GPU type, for start-up measurements and runs on data none of sts's rules was
-chosen on.
+job types on one GPU type, for start-up measurements and runs on data other than Gavel's.
 
     scripts/gen-throughputs.py --families 7 --batches 8 --gpu v100 --measured 1.0 > t.json
 
