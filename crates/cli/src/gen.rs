@@ -46,8 +46,8 @@ pub struct GenArgs {
     /// --gpu-types is given.
     #[arg(long, default_value_t = 2)]
     types: usize,
-    /// GPU type names, comma-separated. With --gavel: worker types of the data (default
-    /// v100,p100,k80).
+    /// GPU type names, comma-separated. With --gavel: worker types of the data (default: every
+    /// worker type of the data, fastest first; v100,p100,k80 on Gavel's).
     #[arg(long, value_delimiter = ',')]
     gpu_types: Vec<String>,
     /// GPUs per type: one number for every type, or one per type (comma-separated).
@@ -132,7 +132,16 @@ pub fn gen_instance(args: GenArgs) -> Result<u8, Failure> {
     })?;
     let names: Vec<String> = match (&args.gavel, args.gpu_types.is_empty()) {
         (_, false) => args.gpu_types.clone(),
-        (Some(_), true) => ["v100", "p100", "k80"].map(String::from).to_vec(),
+        (Some(path), true) => {
+            // Every worker type of the data, fastest first.
+            let table =
+                stsfair_sim::ThroughputTable::from_gavel(&crate::gavel_data(path.as_deref())?);
+            table
+                .fastest_first()
+                .into_iter()
+                .map(|w| table.workers()[w].clone())
+                .collect()
+        }
         (None, true) => (1..=args.types).map(|k| format!("gpu{k}")).collect(),
     };
     let counts: Vec<u64> = match args.count.as_slice() {

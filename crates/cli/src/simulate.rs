@@ -44,9 +44,10 @@ pub struct SimulateArgs {
     /// in the binary).
     #[arg(long, value_name = "FILE")]
     throughputs: Option<PathBuf>,
-    /// GPUs per type, in the order the round mechanism fills them.
-    #[arg(long, default_value = "v100=36,p100=36,k80=36")]
-    cluster: String,
+    /// GPUs per type, TYPE=N,..., in the order the round mechanism fills them (default: 36 GPUs
+    /// of every type of the throughputs, fastest first: v100=36,p100=36,k80=36 on Gavel's).
+    #[arg(long, value_name = "TYPE=N,...")]
+    cluster: Option<String>,
     /// Policies, comma-separated: sts, gavel-mmf, gavel-mmf-ss, ftf, fifo, gandiva, or all.
     #[arg(long, default_value = "sts")]
     policy: String,
@@ -105,11 +106,14 @@ pub struct SimulateArgs {
     sts_pairing: String,
     /// Thresholds of sts's pairing step for some GPU types in place of --sts-pairing there:
     /// TYPE=SUM,... (types of the throughputs; SUM a number >= 0 or `inf`, no pairs on that
-    /// type), or `none`. By default k80=1,p100=inf: on the K80s, where the jobs the fast types
-    /// had no room for run, pairs of sum 1.0-1.4 are matched too (docs/simulation.md, "Pairs on the
-    /// K80s"); the P100s' pairs are weak and single-GPU jobs get whole P100s (docs/simulation.md,
-    /// "Pairing thresholds where arrivals go on").
-    #[arg(long, value_name = "TYPE=SUM,...|none", default_value_t = default_pairing_types())]
+    /// type), `none` (every type at --sts-pairing), or `auto` (the default): derived from the
+    /// throughputs and the cluster, the slowest of several GPU types at 1.0 (the jobs the
+    /// faster types had no room for run there, and the alternative to a pair of sum >= 1 is
+    /// one of them waiting) and `inf` on a type whose median measured pair sum is below halfway
+    /// from 1 to --sts-pairing (weak pairs: whole GPUs only); on Gavel's cluster k80=1,p100=inf
+    /// (docs/simulation.md, "Pairs on the K80s", "Pairing thresholds where arrivals go
+    /// on").
+    #[arg(long, value_name = "TYPE=SUM,...|none|auto", default_value = "auto")]
     sts_pairing_types: String,
     /// GPU types on which, in crowded rounds (where sts's attained-service weights apply), a
     /// single-GPU job matched by the pairing step gets only its half slot beside its partner,
@@ -215,26 +219,20 @@ pub struct SimulateArgs {
     job_log: Option<PathBuf>,
 }
 
-/// [`policies::sts::DEFAULT_PAIRING_BY_TYPE`] as `--sts-pairing-types` writes it.
-fn default_pairing_types() -> String {
-    policies::sts::DEFAULT_PAIRING_BY_TYPE
-        .iter()
-        .map(|(name, sum)| format!("{name}={sum}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Reads `--sts-pairing-types`: `none`, or TYPE=SUM,... with every TYPE a worker type of the
-/// throughputs (the ranges are checked by the policy's own check).
-fn pairing_types(text: &str, workers: &[String]) -> Result<Vec<(String, f64)>, Failure> {
-    if text == "none" {
-        return Ok(Vec::new());
+/// Reads `--sts-pairing-types`: `auto` (`None`: derived from the data), `none`, or
+/// TYPE=SUM,... with every TYPE a worker type of the throughputs (the ranges are checked by the
+/// policy's own check).
+fn pairing_types(text: &str, workers: &[String]) -> Result<Option<Vec<(String, f64)>>, Failure> {
+    match text {
+        "auto" => return Ok(None),
+        "none" => return Ok(Some(Vec::new())),
+        _ => {}
     }
     text.split(',')
         .map(|part| {
             let bad = |why: String| {
                 Failure::input(format!(
-                    "--sts-pairing-types must be TYPE=SUM,... or none ({why}; got {text:?})"
+                    "--sts-pairing-types must be TYPE=SUM,..., none or auto ({why}; got {text:?})"
                 ))
             };
             let (name, sum) = part
@@ -248,7 +246,8 @@ fn pairing_types(text: &str, workers: &[String]) -> Result<Vec<(String, f64)>, F
                 .map_err(|_| bad(format!("{sum:?} is not a number")))?;
             Ok((name.to_string(), sum))
         })
-        .collect()
+        .collect::<Result<Vec<_>, Failure>>()
+        .map(Some)
 }
 
 /// Whether `name` is a worker type of the throughputs; the error says which types there are.
@@ -363,8 +362,11 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         credit: args.credit,
     };
     policies::sts::check_fairness(&sts_fairness).map_err(flag_error)?;
-    let table = ThroughputTable::completed(&crate::gavel_data(args.throughputs.as_deref())?)
-        .map_err(Failure::input)?;
+    let gavel = crate::gavel_data(args.throughputs.as_deref())?;
+    // The measured table (names, solo throughputs, measured pairs: milliseconds) serves every
+    // check of the flags and the workload; the pairs the data does not measure are predicted
+    // once all of them pass, since the predictor's fit takes seconds on a large table.
+    let table = ThroughputTable::from_gavel(&gavel);
     // Gavel's estimator works on the single-GPU job types (its JobTable).
     let job_types = table
         .job_types()
@@ -377,7 +379,15 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         job_types,
     )
     .map_err(flag_error)?;
-    let cluster = Cluster::parse(&args.cluster, &table).map_err(|e| match e {
+    let fastest_first = table.fastest_first();
+    let cluster_text = args.cluster.clone().unwrap_or_else(|| {
+        fastest_first
+            .iter()
+            .map(|&w| format!("{}=36", table.workers()[w]))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    let cluster = Cluster::parse(&cluster_text, &table).map_err(|e| match e {
         SimError::Cluster { text, rule } => Failure::input(format!("--cluster {text:?}: {rule}")),
         e => Failure::input(e),
     })?;
@@ -390,11 +400,10 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     let trace_jobs = match (&args.trace, args.jobs) {
         (Some(path), _) => trace::read_trace(path).map_err(Failure::input)?,
         (None, Some(jobs)) => {
-            let reference = if table.worker("v100").is_some() {
-                "v100"
-            } else {
-                table.workers()[0].as_str()
-            };
+            // Durations become steps on the fastest type of the throughputs.
+            let reference = fastest_first
+                .first()
+                .map_or("", |&w| table.workers()[w].as_str());
             let spec = WorkloadSpec {
                 jobs,
                 rate: args.rate,
@@ -488,7 +497,8 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
-    policies::sts::check_pairing_by_type(&options.sts_pairing_by_type).map_err(flag_error)?;
+    policies::sts::check_pairing_by_type(options.sts_pairing_by_type.as_deref().unwrap_or(&[]))
+        .map_err(flag_error)?;
     policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
     policies::sts::check_crowding(options.sts_crowding).map_err(flag_error)?;
     policies::sts::check_promotion(options.sts_promotion).map_err(flag_error)?;
@@ -505,6 +515,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         }
         None => None,
     };
+    let table = ThroughputTable::completed(&gavel).map_err(Failure::input)?;
     let mut results: Vec<SimResult> = Vec::new();
     for name in &names {
         let mut scheduler =

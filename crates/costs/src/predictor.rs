@@ -33,9 +33,9 @@
 //! **Jobs known from a few partners.** A job type with 1 to 3 (`FEW_PARTNERS`) measured partners
 //! on a GPU type (a new job profiled against a few reference jobs) has its predicted ratios
 //! there scaled by its shrunk mean log residual on those reference pairs, each predicted out
-//! of fold (`calibrate_few_partners`). Every other job is corrected in the same way in both
+//! of fold (`few_partner_factors`). Every other job is corrected in the same way in both
 //! roles, its sensitivity and its pressure on partners, from residuals predicted in 3 folds
-//! (`calibrate_all_jobs`).
+//! (`job_biases`).
 //!
 //! **Evaluation.** [`evaluate_split`] draws a held-out set ([`held_out_pairs`]: per GPU type,
 //! pairs on every type, job types or model families, with optional reference partners) and
@@ -187,7 +187,7 @@ impl LearnedPredictor {
     }
 
     /// [`train`](Self::train), with or without the calibration of few-partner jobs
-    /// ([`calibrate_few_partners`]; the shadow fits it makes are trained without it).
+    /// ([`few_partner_factors`]; the shadow fits it makes are trained without it).
     fn train_with(
         inputs: &CostInputs,
         config: &PredictorConfig,
@@ -203,7 +203,6 @@ impl LearnedPredictor {
             });
         }
         let k = inputs.gpu_types().len();
-        let j = inputs.job_types().len();
         let mut targets = Vec::new();
         for g in 0..k {
             for a in inputs.single_gpu_jobs_on(g) {
@@ -214,54 +213,53 @@ impl LearnedPredictor {
                 }
             }
         }
-        let mut predicted = Array3::from_elem((k, j, j), f64::NAN);
         let method = format!(
             "{} ({} trees, smartcore, {} features)",
             config.learner.name(),
             config.trees,
             config.features.name()
         );
-        // Pairs with a job type never measured beside anything (a new job type, a new family)
-        // are predicted by their own model ([`Features::for_never_paired`]); the others by the
-        // model of the chosen feature set.
-        let (cold, warm): (Vec<_>, Vec<_>) = targets.iter().partition(|&&(_, a, b)| {
-            config.features == FeatureSet::ColdStart
-                && (features.never_paired(a) || features.never_paired(b))
+        // The calibrations' shadow fits read only `inputs`, not the predictions: they run on a
+        // second thread while this one fits the model (their factors are applied after, to
+        // disjoint rows, so the predictions are the same bit for bit as one after the other).
+        let calibrating = calibrate && config.features == FeatureSet::ColdStart;
+        let calibration = || -> Result<Calibration, CostError> {
+            Ok(Calibration {
+                few: few_partner_factors(inputs, config)?,
+                all: job_biases(inputs, config),
+            })
+        };
+        let (predicted, calibration) = std::thread::scope(|scope| {
+            let worker = if calibrating {
+                std::thread::Builder::new()
+                    .name("predictor-calibration".into())
+                    .spawn_scoped(scope, calibration)
+                    .ok()
+            } else {
+                None
+            };
+            let predicted = predict_targets(inputs, &features, &samples, &targets, config);
+            let calibration = match (calibrating, worker) {
+                (false, _) => None,
+                (true, Some(handle)) => Some(handle.join().map_err(|_| CostError::Learning {
+                    method: config.learner.name(),
+                    stage: "calibration",
+                    message: "the calibration's thread stopped".into(),
+                })),
+                // No second thread to be had: the calibration runs here.
+                (true, None) => Some(Ok(calibration())),
+            };
+            (predicted, calibration)
         });
-        for (group, never_paired) in [(warm, false), (cold, true)] {
-            if group.is_empty() {
-                continue;
+        let mut predicted = predicted?;
+        if let Some(calibration) = calibration {
+            let Calibration { few, all } = calibration??;
+            apply_few_partner_factors(&mut predicted, &few);
+            if let Some((sens, press)) = all {
+                let few: Vec<(usize, usize)> =
+                    few_partner_jobs(inputs).into_iter().map(|p| p.0).collect();
+                apply_biases(&mut predicted, &sens, &press, &few);
             }
-            let mut ratios = fit_and_predict(&features, &samples, &group, config)?;
-            if never_paired {
-                // The geometric mean of the two models' ratios.
-                let prior = Features::for_never_paired(inputs);
-                let other = fit_and_predict(&prior, &samples, &group, config)?;
-                for (r, o) in ratios.iter_mut().zip(other) {
-                    *r = (*r * o).sqrt();
-                }
-            }
-            for (&(g, a, b), &r) in group.iter().zip(ratios.iter()) {
-                let Some(solo) = inputs.solo(g, a) else {
-                    continue;
-                };
-                if !(r.is_finite() && r > 0.0) {
-                    return Err(CostError::Learning {
-                        method: config.learner.name(),
-                        stage: "prediction",
-                        message: format!(
-                            "ratio {r} for {} beside {}",
-                            inputs.job_types()[a],
-                            inputs.job_types()[b]
-                        ),
-                    });
-                }
-                predicted[[g, a, b]] = solo * r;
-            }
-        }
-        if calibrate && config.features == FeatureSet::ColdStart {
-            calibrate_few_partners(inputs, config, &mut predicted)?;
-            calibrate_all_jobs(inputs, config, &mut predicted)?;
         }
         Ok(LearnedPredictor {
             inputs: inputs.clone(),
@@ -282,6 +280,70 @@ impl LearnedPredictor {
     pub fn predicted_pairs(&self) -> usize {
         self.count
     }
+}
+
+/// Factors of rows `(gpu, job)` of the predictions.
+type RowFactors = Vec<((usize, usize), f64)>;
+
+/// The factors of both calibrations, computed apart from the predictions they scale.
+struct Calibration {
+    /// [`few_partner_factors`].
+    few: RowFactors,
+    /// [`job_biases`].
+    all: Option<(Array2<f64>, Array2<f64>)>,
+}
+
+/// The predicted throughput of every target `(gpu, job, other)` (NaN elsewhere), before
+/// calibration: pairs with a job type never measured beside anything by their own model too.
+fn predict_targets(
+    inputs: &CostInputs,
+    features: &Features,
+    samples: &[Sample],
+    targets: &[(usize, usize, usize)],
+    config: &PredictorConfig,
+) -> Result<Array3<f64>, CostError> {
+    let k = inputs.gpu_types().len();
+    let j = inputs.job_types().len();
+    let mut predicted = Array3::from_elem((k, j, j), f64::NAN);
+    // Pairs with a job type never measured beside anything (a new job type, a new family)
+    // are predicted by their own model ([`Features::for_never_paired`]); the others by the
+    // model of the chosen feature set.
+    let (cold, warm): (Vec<_>, Vec<_>) = targets.iter().partition(|&&(_, a, b)| {
+        config.features == FeatureSet::ColdStart
+            && (features.never_paired(a) || features.never_paired(b))
+    });
+    for (group, never_paired) in [(warm, false), (cold, true)] {
+        if group.is_empty() {
+            continue;
+        }
+        let mut ratios = fit_and_predict(features, samples, &group, config)?;
+        if never_paired {
+            // The geometric mean of the two models' ratios.
+            let prior = Features::for_never_paired(inputs);
+            let other = fit_and_predict(&prior, samples, &group, config)?;
+            for (r, o) in ratios.iter_mut().zip(other) {
+                *r = (*r * o).sqrt();
+            }
+        }
+        for (&(g, a, b), &r) in group.iter().zip(ratios.iter()) {
+            let Some(solo) = inputs.solo(g, a) else {
+                continue;
+            };
+            if !(r.is_finite() && r > 0.0) {
+                return Err(CostError::Learning {
+                    method: config.learner.name(),
+                    stage: "prediction",
+                    message: format!(
+                        "ratio {r} for {} beside {}",
+                        inputs.job_types()[a],
+                        inputs.job_types()[b]
+                    ),
+                });
+            }
+            predicted[[g, a, b]] = solo * r;
+        }
+    }
+    Ok(predicted)
 }
 
 /// The measured partners (other job types) of each job type with at most [`FEW_PARTNERS`] of
@@ -319,14 +381,13 @@ fn few_partner_jobs(inputs: &CostInputs) -> Vec<((usize, usize), Vec<usize>)> {
 /// partner's own sensitivity, and calibrating them did not help (`docs/costs.md`, "The
 /// predictor"). Reads only `inputs`; a table without such jobs is left as it is (no fit), and so
 /// is one whose shadow fit fails (too few samples). `FEW_PARTNERS` extra fits.
-fn calibrate_few_partners(
+fn few_partner_factors(
     inputs: &CostInputs,
     config: &PredictorConfig,
-    predicted: &mut Array3<f64>,
-) -> Result<(), CostError> {
+) -> Result<RowFactors, CostError> {
     let few = few_partner_jobs(inputs);
     if few.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let shadow = PredictorConfig {
         trees: config.trees.div_ceil(CALIBRATION_TREES),
@@ -346,7 +407,7 @@ fn calibrate_few_partners(
         let Ok(model) =
             LearnedPredictor::train_with(&inputs.without_pairs(&removed), &shadow, false)
         else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         for &((g, a), ref ps) in &few {
             let Some(&b) = ps.get(fold) else { continue };
@@ -359,17 +420,23 @@ fn calibrate_few_partners(
             }
         }
     }
-    for (&(g, a), &(sum, n)) in &residuals {
-        let factor = calibration_factor(sum, n);
+    Ok(residuals
+        .into_iter()
+        .map(|(row, (sum, n))| (row, calibration_factor(sum, n)))
+        .collect())
+}
+
+/// Scales each row `(g, a)` of `predicted` by its factor ([`few_partner_factors`]).
+fn apply_few_partner_factors(predicted: &mut Array3<f64>, factors: &[((usize, usize), f64)]) {
+    for &((g, a), factor) in factors {
         predicted
             .slice_mut(ndarray::s![g, a, ..])
             .mapv_inplace(|v| v * factor);
     }
-    Ok(())
 }
 
 /// Calibrates every job type with more than [`FEW_PARTNERS`] measured partners on a GPU type
-/// (those with fewer are [`calibrate_few_partners`]'s) by its out-of-fold residuals there, in
+/// (those with fewer are [`few_partner_factors`]'s) by its out-of-fold residuals there, in
 /// both roles: its predicted ratio beside any partner on `g` (its sensitivity) is multiplied by
 /// `exp(CALIBRATION_SHRINK * sum / (n + RIDGE))`, the sum over its `n` measured pairs on `g` of
 /// `ln(measured / predicted)` of its own throughput, and each partner's predicted ratio beside
@@ -379,23 +446,12 @@ fn calibrate_few_partners(
 /// directions) and the predictor trained without calibration (`1 / CALIBRATION_TREES` of the
 /// trees) on the rest predicts it. The two factors are estimated from the same residuals, so
 /// each is halved in the log ([`CALIBRATION_SHRINK`]) rather than applied in full. The rows of
-/// few-partner jobs are left to [`calibrate_few_partners`] (their factor, from uncalibrated
+/// few-partner jobs are left to [`few_partner_factors`] (their factor, from uncalibrated
 /// shadow fits, already carries their partners' pressure on their references). Reads only
 /// `inputs`; a table without such jobs, or whose shadow fit fails, is left as it is.
 /// `CALIBRATION_FOLDS` extra fits.
-fn calibrate_all_jobs(
-    inputs: &CostInputs,
-    config: &PredictorConfig,
-    predicted: &mut Array3<f64>,
-) -> Result<(), CostError> {
-    if let Some((sens, press)) = job_biases(inputs, config) {
-        let few: Vec<(usize, usize)> = few_partner_jobs(inputs).into_iter().map(|p| p.0).collect();
-        apply_biases(predicted, &sens, &press, &few);
-    }
-    Ok(())
-}
-
-/// The factors of [`calibrate_all_jobs`]: `(sensitivity, pressure)`, each indexed `[gpu, job]`
+///
+/// The factors: `(sensitivity, pressure)`, each indexed `[gpu, job]`
 /// (1 for a job not calibrated on that type); `None` when nothing is calibrated.
 fn job_biases(inputs: &CostInputs, config: &PredictorConfig) -> Option<(Array2<f64>, Array2<f64>)> {
     let k = inputs.gpu_types().len();
@@ -464,7 +520,7 @@ fn job_biases(inputs: &CostInputs, config: &PredictorConfig) -> Option<(Array2<f
 }
 
 /// Multiplies each predicted `[g, a, b]` by `sens[[g, a]] * press[[g, b]]`, except the rows
-/// `(g, a)` in `few` (jobs calibrated by [`calibrate_few_partners`]).
+/// `(g, a)` in `few` (jobs calibrated by [`few_partner_factors`]).
 fn apply_biases(
     predicted: &mut Array3<f64>,
     sens: &Array2<f64>,
@@ -479,10 +535,10 @@ fn apply_biases(
     }
 }
 
-/// The folds of [`calibrate_all_jobs`].
+/// The folds of [`job_biases`].
 const CALIBRATION_FOLDS: usize = 3;
 
-/// The share of [`calibrate_all_jobs`]'s mean log residuals applied, in each role.
+/// The share of [`job_biases`]'s mean log residuals applied, in each role.
 const CALIBRATION_SHRINK: f64 = 0.5;
 
 /// The calibration factor of a job with `n` reference pairs whose log residuals sum to `sum`:
@@ -491,7 +547,7 @@ fn calibration_factor(sum: f64, n: f64) -> f64 {
     (sum / (n + RIDGE)).exp()
 }
 
-/// The shadow fits of [`calibrate_few_partners`] use `1 / CALIBRATION_TREES` of the trees
+/// The shadow fits of [`few_partner_factors`] use `1 / CALIBRATION_TREES` of the trees
 /// (the factor averages over partners and trees; this keeps the extra cost near one fit).
 const CALIBRATION_TREES: usize = 3;
 
@@ -1987,7 +2043,7 @@ mod tests {
         };
         let plain = LearnedPredictor::train_with(&masked, &config, false).unwrap();
         let calibrated = LearnedPredictor::train(&masked, &config).unwrap();
-        // The calibration of every other job ([`calibrate_all_jobs`]) is divided out.
+        // The calibration of every other job ([`job_biases`]) is divided out.
         let (sens, press) = job_biases(&masked, &config).unwrap();
         let mut scaled = 0;
         for g in 0..3 {

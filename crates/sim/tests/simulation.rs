@@ -549,44 +549,72 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     );
 }
 
-/// sts's pairing step has its own thresholds on the K80s (1.0) and the P100s (infinite: no
-/// pairs) by default: on a crowded run each changes the schedule; an override equal to the
-/// general threshold, or for a type the cluster lacks, is the run without overrides.
+/// sts's pairing step derives its thresholds by GPU type from the data by default: on Gavel's
+/// table the K80s (the slowest type) at 1.0 and the P100s (weak pairs) infinite, the V100s at
+/// the general threshold; the crowded run is the one with those thresholds given, and each
+/// changes it. An override equal to the general threshold is the run without overrides.
+/// Without K80s the P100s are the slowest type of the cluster, at 1.0.
 #[test]
-fn sts_pairing_thresholds_by_type_default_to_k80_at_one_and_whole_p100s() {
+fn sts_pairing_thresholds_by_type_are_derived_from_the_data() {
     let table = table();
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
-    let mut none = PolicyOptions::default();
+    let general = policies::sts::DEFAULT_PAIRING;
+    assert_eq!(PolicyOptions::default().sts_pairing_by_type, None);
+    let cluster = |text: &str| Cluster::parse(text, &table).expect("a cluster");
+    let gavel = vec![
+        ("p100".to_string(), f64::INFINITY),
+        ("k80".to_string(), 1.0),
+    ];
     assert_eq!(
-        none.sts_pairing_by_type,
+        policies::sts::derived_pairing_by_type(&table, &cluster(CROWDED), general),
+        gavel
+    );
+    assert_eq!(
+        policies::sts::derived_pairing_by_type(&table, &cluster("v100=4,p100=4"), general),
+        vec![("p100".to_string(), 1.0)]
+    );
+    assert_eq!(
+        policies::sts::derived_pairing_by_type(&table, &cluster("v100=4"), general),
+        vec![]
+    );
+    // Halfway from 1 to 2.0 is 1.5: the V100s' median pair sum (1.37) is below it too.
+    assert_eq!(
+        policies::sts::derived_pairing_by_type(&table, &cluster(CROWDED), 2.0),
         vec![
+            ("v100".to_string(), f64::INFINITY),
+            ("p100".to_string(), f64::INFINITY),
             ("k80".to_string(), 1.0),
-            ("p100".to_string(), f64::INFINITY)
         ]
     );
-    none.sts_pairing_by_type.clear();
-    defaults_differ_from(&table, &jobs, &none, "K80s' and P100s' pairing thresholds");
     let run_of = |cluster: &str, options: &PolicyOptions| {
         run_with(&table, cluster, &jobs, "sts", &config, options).jobs
     };
-    let general = policies::sts::DEFAULT_PAIRING;
+    let mut given = PolicyOptions::default();
+    given.sts_pairing_by_type = Some(gavel.clone());
+    assert_eq!(
+        run_of(CROWDED, &PolicyOptions::default()),
+        run_of(CROWDED, &given)
+    );
+    let mut none = PolicyOptions::default();
+    none.sts_pairing_by_type = Some(Vec::new());
+    defaults_differ_from(&table, &jobs, &none, "K80s' and P100s' pairing thresholds");
     let mut same = none.clone();
-    same.sts_pairing_by_type = vec![("k80".to_string(), general), ("p100".to_string(), general)];
+    same.sts_pairing_by_type = Some(vec![
+        ("k80".to_string(), general),
+        ("p100".to_string(), general),
+    ]);
     assert_eq!(run_of(CROWDED, &same), run_of(CROWDED, &none));
-    // Each default override on its own changes the crowded run.
-    for &(name, sum) in policies::sts::DEFAULT_PAIRING_BY_TYPE {
+    // Each derived threshold on its own changes the crowded run.
+    for (name, sum) in gavel {
         let mut one = none.clone();
-        one.sts_pairing_by_type = vec![(name.to_string(), sum)];
+        one.sts_pairing_by_type = Some(vec![(name.clone(), sum)]);
         assert_ne!(
             run_of(CROWDED, &one),
             run_of(CROWDED, &none),
             "{name}={sum}"
         );
     }
-    // Without K80s and P100s the overrides have nothing to act on.
-    let fast = "v100=6";
-    assert_eq!(run_of(fast, &PolicyOptions::default()), run_of(fast, &none));
 }
 
 /// sts's attained-service weights apply only in crowded rounds by default (1.5 times the

@@ -86,11 +86,12 @@ pub struct PolicyOptions {
     pub sts_pairing: Option<f64>,
     /// Per GPU type thresholds of the pairing step, by type name, in place of
     /// [`PolicyOptions::sts_pairing`] on that type (when the step is on; a type the cluster
-    /// lacks is ignored; infinite: no pairs, whole GPUs only on that type). By default
-    /// [`sts::DEFAULT_PAIRING_BY_TYPE`] (`k80` at 1.0: the slow type's pairs of sum 1.0-1.4 are
-    /// matched too; `p100` infinite: whole P100s only), chosen by measurement (docs/simulation.md,
-    /// "Pairs on the K80s", "Pairing thresholds where arrivals go on").
-    pub sts_pairing_by_type: Vec<(String, f64)>,
+    /// lacks is ignored; infinite: no pairs, whole GPUs only on that type). `None` (the
+    /// default): derived from the throughputs and the cluster at the first round
+    /// ([`sts::derived_pairing_by_type`]: the slowest of several types at 1.0, a type whose
+    /// median pair sum is below halfway to the threshold infinite); `Some(vec![])`: every type
+    /// at `sts_pairing`.
+    pub sts_pairing_by_type: Option<Vec<(String, f64)>>,
     /// GPU types (by name) on which, in the rounds where `sts`'s attained-service weights apply
     /// ([`PolicyOptions::sts_crowding`]), a single-GPU job that the pairing step matched there
     /// gets only its half slot, beside its partner, and no whole GPU of that type: where more
@@ -234,10 +235,7 @@ impl Default for PolicyOptions {
             sts_size_exponent: sts::DEFAULT_SIZE_EXPONENT,
             sts_prices: false,
             sts_pairing: Some(sts::DEFAULT_PAIRING),
-            sts_pairing_by_type: sts::DEFAULT_PAIRING_BY_TYPE
-                .iter()
-                .map(|&(name, sum)| (name.to_string(), sum))
-                .collect(),
+            sts_pairing_by_type: None,
             sts_crowded_sharing: Vec::new(),
             sts_second_stage: Some(sts::DEFAULT_SECOND_STAGE),
             sts_second_stage_rounds: sts::SecondStageRounds::Attained,

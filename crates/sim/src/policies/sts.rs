@@ -35,13 +35,16 @@
 //! any other pair's is its slowdown plus 1). The round problem still chooses who runs and where,
 //! exactly; the matching only says what a half slot is worth. It applies to the 2-unit ladder
 //! (the default); with other ladders the slot times stay those of the slot rule. The threshold
-//! can differ by GPU type ([`PolicyOptions::sts_pairing_by_type`]): on the K80s it is 1.0 by
-//! default, since the jobs that run there are those the fast types had no room for (the
-//! oldest, under least-attained-service weights), for whom a pair of sum >= 1 does more than
-//! one of them alone; on the P100s it is infinite by default (no pair reaches it, so single-GPU
-//! jobs get whole P100s only): the P100s' pairs are weak (median sum 1.13 against 1.37 on the
-//! V100s), and where jobs keep arriving, sharing them cost JCT and makespan (docs/simulation.md,
-//! "Pairing thresholds where arrivals go on").
+//! can differ by GPU type ([`PolicyOptions::sts_pairing_by_type`]); by default it is derived
+//! from the throughputs and the cluster ([`derived_pairing_by_type`]): 1.0 on the slowest of
+//! several GPU types, since the jobs that run there are those the faster types had no room for
+//! (the oldest, under least-attained-service weights), for whom a pair of sum >= 1 does more
+//! than one of them alone; infinite (no pair reaches it, so single-GPU jobs get whole GPUs
+//! only) on a type whose pairs are weak, its median pair sum below halfway from 1 to the
+//! threshold, where sharing cost JCT and makespan as jobs kept arriving. On Gavel's cluster
+//! that is the K80s at 1.0, the P100s infinite (median sum 1.13 against 1.37 on the V100s),
+//! the V100s at the threshold (docs/simulation.md, "Pairs on the K80s", "Pairing thresholds where
+//! arrivals go on").
 //!
 //! **Paired rounds** ([`PolicyOptions::sts_paired_rounds`], on by default). Where
 //! the attained-service weights do not apply (below) and every active job is a single-GPU job,
@@ -149,7 +152,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use super::super::engine::{GpuGroup, RoundReport, Scheduler, SimState};
-use super::super::{Cluster, SimConfig, SimError};
+use super::super::{Cluster, SimConfig, SimError, ThroughputTable};
 use super::PolicyOptions;
 use super::paired::{self, PairedCache, PairedJob};
 use stsfair::instance::{Fairness, Instance, JobSpec};
@@ -345,8 +348,9 @@ impl Crowding {
 struct Pairing {
     /// Least pair sum `r(a|b) + r(b|a)` of a matched pair.
     threshold: f64,
-    /// The thresholds of GPU types that have their own (by type name).
-    by_type: HashMap<String, f64>,
+    /// The thresholds of GPU types that have their own (by type name); `None` until the first
+    /// round when they are derived from the data ([`derived_pairing_by_type`]).
+    by_type: Option<HashMap<String, f64>>,
     /// GPU types on which a matched job gets only its half slot in crowded rounds
     /// (`PolicyOptions::sts_crowded_sharing`).
     shared_when_crowded: Vec<String>,
@@ -364,7 +368,10 @@ impl Pairing {
     /// The least pair sum of a matched pair on the GPU type named `name`: its own threshold, or
     /// the step's.
     fn threshold_on(&self, name: &str) -> f64 {
-        self.by_type.get(name).copied().unwrap_or(self.threshold)
+        self.by_type
+            .as_ref()
+            .and_then(|t| t.get(name).copied())
+            .unwrap_or(self.threshold)
     }
 }
 
@@ -402,14 +409,92 @@ pub fn check_fairness(f: &Fairness) -> Result<(), SimError> {
 /// step").
 pub const DEFAULT_PAIRING: f64 = 1.4;
 
-/// The pairing step's default thresholds by GPU type, in place of [`DEFAULT_PAIRING`] there
-/// ([`PolicyOptions::sts_pairing_by_type`]): 1.0 on the K80s, and infinite on the P100s (no
-/// pair, whole P100s only). Chosen by measurement: the K80s' in docs/simulation.md, "Pairs on the
-/// K80s" (under overload 1.5% less JCT and 0.7% less makespan on seeds 0-5, at 5.6 jobs/h no
-/// change), the P100s' in "Pairing thresholds where arrivals go on" (at 5.6 jobs/h with
-/// arrivals that go on, seeds 0-2, 1.2% less JCT and makespan than pairs at 1.4 there; 1.2,
-/// 1.5 and 1.6 gain less).
-pub const DEFAULT_PAIRING_BY_TYPE: &[(&str, f64)] = &[("k80", 1.0), ("p100", f64::INFINITY)];
+/// The pairing step's thresholds by GPU type, derived from the data the policy is given (the
+/// default, [`PolicyOptions::sts_pairing_by_type`] `None`): for a threshold `threshold` on the
+/// other types,
+///
+/// - the slowest GPU type of a cluster of two or more types gets `min(1, threshold)`: the jobs
+///   that run there are those the faster types had no room for (the oldest, under
+///   least-attained-service weights), and when more jobs are active than GPUs the alternative
+///   to a pair of sum >= 1 is one of the two waiting. Speed is [`ThroughputTable::speeds`]
+///   over the cluster's types (the median over the single-GPU job types that run on all of
+///   them of the job's log solo throughput relative to its mean); the slowest is the one
+///   strictly below the others (none on a tie). Measured on Gavel's K80s
+///   (docs/simulation.md, "Pairs on the K80s": under overload 1.5% less JCT and 0.7% less
+///   makespan on seeds 0-5, at 5.6 jobs/h no change);
+/// - another type whose pairs are weak, the median pair sum `r(a|b) + r(b|a)` of its known
+///   pairs of single-GPU job types (every unordered pair, a job beside itself too, both
+///   throughputs above 0) below `(1 + threshold) / 2`, halfway from time slicing to the
+///   threshold, gets infinity: no pairs, whole GPUs only (a type with no known pair too).
+///   Measured on Gavel's P100s, median 1.13 against 1.37 on the V100s: where jobs keep
+///   arriving, whole P100s gave 1.2% less JCT and makespan than P100 pairs at 1.4
+///   (docs/simulation.md, "Pairing thresholds where arrivals go on");
+/// - every other type keeps `threshold`.
+///
+/// On Gavel's table with `v100=36,p100=36,k80=36` and the default 1.4: the K80s 1.0 (median
+/// 1.05), the P100s infinite (1.13 < 1.2), the V100s 1.4 (1.37). O(K * J^2) for K types of the
+/// cluster and J job types.
+pub fn derived_pairing_by_type(
+    table: &ThroughputTable,
+    cluster: &Cluster,
+    threshold: f64,
+) -> Vec<(String, f64)> {
+    let singles: Vec<usize> = (0..table.job_types().len())
+        .filter(|&j| table.job_types()[j].scale_factor == 1)
+        .collect();
+    let slowest = slowest_type(table, cluster);
+    let weak_below = 0.5 * (1.0 + threshold);
+    let mut out = Vec::new();
+    for (k, t) in cluster.types.iter().enumerate() {
+        if slowest == Some(k) {
+            out.push((t.name.clone(), threshold.min(1.0)));
+            continue;
+        }
+        let w = t.worker;
+        let runs: Vec<usize> = singles
+            .iter()
+            .copied()
+            .filter(|&j| table.solo(w, j) > 0.0)
+            .collect();
+        let mut sums = Vec::new();
+        for (i, &a) in runs.iter().enumerate() {
+            for &b in &runs[i..] {
+                let (oa, ob) = table.pair(w, a, b);
+                if oa > 0.0 && ob > 0.0 {
+                    sums.push(oa / table.solo(w, a) + ob / table.solo(w, b));
+                }
+            }
+        }
+        sums.sort_by(f64::total_cmp);
+        let n = sums.len();
+        let median = match n {
+            0 => None,
+            _ if n % 2 == 1 => Some(sums[n / 2]),
+            _ => Some(0.5 * (sums[n / 2 - 1] + sums[n / 2])),
+        };
+        if median.is_none_or(|m| m < weak_below) {
+            out.push((t.name.clone(), f64::INFINITY));
+        }
+    }
+    out
+}
+
+/// The cluster's slowest GPU type (index into `cluster.types`) for
+/// [`derived_pairing_by_type`], by [`ThroughputTable::speeds`] over the cluster's types
+/// (strictly least); `None` for one type or a tie.
+fn slowest_type(table: &ThroughputTable, cluster: &Cluster) -> Option<usize> {
+    if cluster.types.len() < 2 {
+        return None;
+    }
+    let workers: Vec<usize> = cluster.types.iter().map(|t| t.worker).collect();
+    let speed = table.speeds(&workers);
+    let least = speed.iter().copied().fold(f64::INFINITY, f64::min);
+    let at_least: Vec<usize> = (0..speed.len()).filter(|&k| speed[k] == least).collect();
+    match at_least.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
 
 /// The default exponent of the round scheduler's second stage in `sts`
 /// ([`PolicyOptions::sts_second_stage`], `RoundScheduler::with_second_stage`): after the round
@@ -713,7 +798,7 @@ impl Sts {
         }
         check_fairness(&options.sts_fairness)?;
         check_pairing(options.sts_pairing)?;
-        check_pairing_by_type(&options.sts_pairing_by_type)?;
+        check_pairing_by_type(options.sts_pairing_by_type.as_deref().unwrap_or(&[]))?;
         check_second_stage(options.sts_second_stage)?;
         check_crowding(options.sts_crowding)?;
         check_promotion(options.sts_promotion)?;
@@ -749,7 +834,10 @@ impl Sts {
                 .filter(|_| options.sts_units == 2)
                 .map(|threshold| Pairing {
                     threshold,
-                    by_type: options.sts_pairing_by_type.iter().cloned().collect(),
+                    by_type: options
+                        .sts_pairing_by_type
+                        .as_ref()
+                        .map(|list| list.iter().cloned().collect()),
                     shared_when_crowded: options.sts_crowded_sharing.clone(),
                     ..Pairing::default()
                 }),
@@ -1173,6 +1261,12 @@ impl Scheduler for Sts {
         if state.active.is_empty() {
             return Ok(Vec::new());
         }
+        if let Some(p) = self.pairing.as_mut()
+            && p.by_type.is_none()
+        {
+            let derived = derived_pairing_by_type(state.table, state.cluster, p.threshold);
+            p.by_type = Some(derived.into_iter().collect());
+        }
         // Attained service orders the jobs only in a crowded round, or until the next arrival
         // after one (module docs); otherwise every job has its trace weight. Service is counted
         // either way.
@@ -1440,7 +1534,6 @@ mod weights_and_pairing_tests {
             list.iter().map(|&(n, s)| (n.to_string(), s)).collect()
         };
         assert!(check_pairing_by_type(&[]).is_ok());
-        assert!(check_pairing_by_type(&t(DEFAULT_PAIRING_BY_TYPE)).is_ok());
         assert!(check_pairing_by_type(&t(&[("k80", 0.0), ("p100", 1.2)])).is_ok());
         assert!(check_pairing_by_type(&t(&[("p100", f64::INFINITY)])).is_ok());
         for bad in [-0.1, f64::NAN, f64::NEG_INFINITY] {
