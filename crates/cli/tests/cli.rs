@@ -1441,74 +1441,6 @@ fn export_refuses_bad_input_and_reports_unwritable_output() {
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("/nonexistent-dir/model.mps"),
-/// A throughputs file of one GPU type named `g1` (no name of Gavel's data): 12 single-GPU job
-/// types with every pair measured, and two distributed job types whose pairs are not written.
-fn one_type_throughputs() -> PathBuf {
-    let key = |i: usize, sf: u32| format!("('M{i} (batch size {})', {sf})", 1 << (i % 5));
-    let solo = |i: usize| 5.0 + 3.0 * i as f64;
-    let mut rows = Vec::new();
-    for a in 0..12 {
-        let mut entries = vec![format!("\"null\": {}", solo(a))];
-        for b in 0..12 {
-            let ratio = |x: usize, y: usize| 0.3 + 0.06 * ((x * 7 + y * 3) % 11) as f64;
-            entries.push(format!(
-                "\"{}\": [{}, {}]",
-                key(b, 1),
-                ratio(a.min(b), a.max(b)) * solo(a),
-                ratio(a.max(b), a.min(b)) * solo(b)
-            ));
-        }
-        rows.push(format!("\"{}\": {{{}}}", key(a, 1), entries.join(", ")));
-    }
-    for i in 0..2 {
-        rows.push(format!(
-            "\"{}\": {{\"null\": {}}}",
-            key(i, 2),
-            1.7 * solo(i)
-        ));
-    }
-    scratch(
-        "one-type-throughputs.json",
-        format!("{{\"g1\": {{{}}}}}", rows.join(", ")),
-    )
-}
-
-/// `simulate` runs on a table of one GPU type with its default flags: no default names a GPU
-/// type (the cluster defaults to the table's types, the pairing thresholds are derived from
-/// its pairs); an explicit `--sts-pairing-types` still names the table's types.
-#[test]
-fn simulate_runs_on_a_table_of_one_gpu_type_with_default_flags() {
-    let file = one_type_throughputs();
-    let file = file.to_str().unwrap();
-    for extra in [
-        &[][..],
-        &["--cluster", "g1=4"][..],
-        &["--cluster", "g1=4", "--policy", "sts,gavel-mmf-ss"][..],
-        &["--cluster", "g1=4", "--sts-pairing-types", "g1=1.2"][..],
-        &["--cluster", "g1=4", "--sts-pairing-types", "none"][..],
-        &["--cluster", "g1=4", "--multi-gpu"][..],
-    ] {
-        let mut args = vec!["simulate", "--throughputs", file, "--jobs", "24", "--json"];
-        args.extend_from_slice(extra);
-        let r = run(&args);
-        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
-        for line in r.stdout.lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            assert_eq!(v["finished"].as_u64(), Some(24), "{extra:?}: {line}");
-        }
-    }
-    let r = run(&[
-        "simulate",
-        "--throughputs",
-        file,
-        "--jobs",
-        "24",
-        "--sts-pairing-types",
-        "k80=1",
-    ]);
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr.contains("unknown gpu type \"k80\""),
         "{}",
         r.stderr
     );
@@ -1600,6 +1532,81 @@ fn bench_checks_answers_against_the_manifest() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("index.json"), "{}", r.stderr);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A throughputs file of one GPU type named `g1` (no name of Gavel's data): 12 single-GPU job
+/// types with every pair measured, and two distributed job types whose pairs are not written.
+fn one_type_throughputs() -> PathBuf {
+    let key = |i: usize, sf: u32| format!("('M{i} (batch size {})', {sf})", 1 << (i % 5));
+    let solo = |i: usize| 5.0 + 3.0 * i as f64;
+    let mut rows = Vec::new();
+    for a in 0..12 {
+        let mut entries = vec![format!("\"null\": {}", solo(a))];
+        for b in 0..12 {
+            let ratio = |x: usize, y: usize| 0.3 + 0.06 * ((x * 7 + y * 3) % 11) as f64;
+            entries.push(format!(
+                "\"{}\": [{}, {}]",
+                key(b, 1),
+                ratio(a.min(b), a.max(b)) * solo(a),
+                ratio(a.max(b), a.min(b)) * solo(b)
+            ));
+        }
+        rows.push(format!("\"{}\": {{{}}}", key(a, 1), entries.join(", ")));
+    }
+    for i in 0..2 {
+        rows.push(format!(
+            "\"{}\": {{\"null\": {}}}",
+            key(i, 2),
+            1.7 * solo(i)
+        ));
+    }
+    scratch(
+        "one-type-throughputs.json",
+        format!("{{\"g1\": {{{}}}}}", rows.join(", ")),
+    )
+}
+
+/// `simulate` runs on a table of one GPU type with its default flags: no default names a GPU
+/// type (the cluster defaults to the table's types, the pairing thresholds are derived from
+/// its pairs); an explicit `--sts-pairing-types` still names the table's types.
+#[test]
+fn simulate_runs_on_a_table_of_one_gpu_type_with_default_flags() {
+    let file = one_type_throughputs();
+    let file = file.to_str().unwrap();
+    for extra in [
+        &[][..],
+        &["--cluster", "g1=4"][..],
+        &["--cluster", "g1=4", "--policy", "sts,gavel-mmf-ss"][..],
+        &["--cluster", "g1=4", "--sts-pairing-types", "g1=1.2"][..],
+        &["--cluster", "g1=4", "--sts-pairing-types", "none"][..],
+        &["--cluster", "g1=4", "--multi-gpu"][..],
+    ] {
+        let mut args = vec!["simulate", "--throughputs", file, "--jobs", "24", "--json"];
+        args.extend_from_slice(extra);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        for line in r.stdout.lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["finished"].as_u64(), Some(24), "{extra:?}: {line}");
+        }
+    }
+    let r = run(&[
+        "simulate",
+        "--throughputs",
+        file,
+        "--jobs",
+        "24",
+        "--sts-pairing-types",
+        "k80=1",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("unknown gpu type \"k80\""),
+        "{}",
+        r.stderr
+    );
+}
+
 /// `--sts-pairing-types` is `auto` by default, which on Gavel's table is k80=1,p100=inf.
 #[test]
 fn simulate_takes_sts_pairing_types() {
