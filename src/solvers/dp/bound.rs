@@ -1122,7 +1122,8 @@ impl Descent {
     /// `fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240`). Any mu >= 0 bounds the
     /// optimum (Lemma 1), so 0 is always exact, only weaker.
     fn trusted(&self, mu: Vec<f64>, value: f64) -> (Vec<f64>, f64) {
-        let error = ROUNDING * self.flat.magnitude(&mu);
+        let terms = (mu.len() + self.flat.count.len() + 3) as f64;
+        let error = ROUNDING_PER_TERM * terms * self.flat.magnitude(&mu);
         if error <= TOLERANCE * value.abs().max(1.0) {
             return (mu, value);
         }
@@ -1328,9 +1329,11 @@ pub(super) fn multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f64>, f64
     descent.trusted(mu, value)
 }
 
-/// How far above L's rounding error, relative to the terms it sums, a bound is taken: 2^-40,
-/// about 9e-13 (a sum of thousands of terms rounds to a few 1e-16 of their magnitude).
-const ROUNDING: f64 = 1.0 / (1u64 << 40) as f64;
+/// L's rounding error per term it sums, relative to the terms' magnitude: a sum of n terms,
+/// each a product and a difference, errs by at most about (n + 3) 2^-53 of the magnitude
+/// (Higham, *Accuracy and Stability of Numerical Algorithms*, section 4.2); twice that, 2^-52
+/// a term, is taken.
+const ROUNDING_PER_TERM: f64 = f64::EPSILON;
 
 /// [`multipliers`] with a warm start: the descent from 0 and from `start` (the multipliers of
 /// a similar problem, the last round's; negative entries taken as 0), the lower L kept, and
