@@ -1441,6 +1441,11 @@ fn export_refuses_bad_input_and_reports_unwritable_output() {
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("/nonexistent-dir/model.mps"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// A throughputs file of one GPU type named `g1` (no name of Gavel's data): 12 single-GPU job
 /// types with every pair measured, and two distributed job types whose pairs are not written.
 fn one_type_throughputs() -> PathBuf {
@@ -1600,6 +1605,8 @@ fn bench_checks_answers_against_the_manifest() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("index.json"), "{}", r.stderr);
     std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--sts-pairing-types` is `auto` by default, which on Gavel's table is k80=1,p100=inf.
 #[test]
 fn simulate_takes_sts_pairing_types() {
