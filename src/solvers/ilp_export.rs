@@ -175,7 +175,9 @@ fn c_string(text: &str) -> Result<CString, SolveError> {
 }
 
 /// The ILP the `ilp` solver builds for `problem` ([`build_ilp_model`](super::build_ilp_model)),
-/// named by [`ilp_names`] and written by HiGHS in `format`. O(sum_j |O_j|) time and memory.
+/// named by [`ilp_names`] and written by HiGHS in `format`, with the objective in the instance's
+/// units (the solver's model scales it by a power of two, `docs/ilp.md`, "Scaling"): the file's
+/// optimum is the round's. O(sum_j |O_j|) time and memory.
 ///
 /// A round in which no job has an admissible option has no column: the model then holds only the
 /// capacity rows, and its optimum, 0, is the round's (all idle). A forced job always has an
@@ -224,6 +226,23 @@ pub fn export_ilp(
             if status != highs_sys::STATUS_OK {
                 return Err(backend(format!("HiGHS refused the name {name:?}")));
             }
+        }
+    }
+    // The solver's model holds the values times a power of two (`ilp::objective_scale`, for
+    // HiGHS's absolute tolerances); the file holds them as they are, so that its optimum is the
+    // round's. Columns are the options in job order, as `build_model` adds them.
+    let values = problem
+        .jobs
+        .iter()
+        .flat_map(|j| j.options.iter().map(|o| o.value));
+    for (i, value) in values.enumerate() {
+        let index = highs_sys::HighsInt::try_from(i)
+            .map_err(|_| backend(format!("index {i} is past HiGHS's integers")))?;
+        let status = unsafe { highs_sys::Highs_changeColCost(ptr, index, value) };
+        if status == highs_sys::STATUS_ERROR {
+            return Err(backend(format!(
+                "HiGHS refused the objective value {value} of column {i}"
+            )));
         }
     }
     let dir = ScratchDir::new()?;
