@@ -188,8 +188,9 @@ fn variables(problem: &RoundProblem) -> usize {
 }
 
 /// Builds the one-hot ILP of `problem` as a HiGHS model to maximize, with HiGHS's output off and
-/// its default options otherwise. The objective is the values times [`objective_scale`]. Columns are the admissible options in job order and, within a
-/// job, in the order of [`RoundJob::options`](crate::formulation::RoundJob::options); rows are
+/// its default options otherwise. The objective is the values times a power of two that puts the
+/// largest in [2^20, 2^21) (docs/ilp.md, "Scaling and the check of HiGHS's optimum"). Columns are
+/// the admissible options in job order and, within a job, in the order of [`RoundJob::options`](crate::formulation::RoundJob::options); rows are
 /// one per GPU type, then one per job that has an option. O(sum_j |O_j|) time and memory.
 ///
 /// Fails when the model is too large for HiGHS's 32-bit indices or HiGHS refuses it.
