@@ -252,12 +252,13 @@ pub fn display_name(path: &Path, instance: &Instance) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::JobSpec;
     use crate::solvers::{BruteForce, DenseDp, Dp};
 
-    fn solved(status: Status, objective: Option<f64>) -> Outcome {
+    /// A solved outcome of one run in one second, for tests that check answers.
+    pub(crate) fn solved(status: Status, objective: Option<f64>) -> Outcome {
         Outcome::Solved {
             status,
             objective,

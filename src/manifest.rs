@@ -262,6 +262,7 @@ impl Entry {
 mod tests {
     use super::*;
     use crate::Infeasibility;
+    use crate::bench::tests::solved;
 
     fn entry(objective: Option<f64>) -> Entry {
         Entry {
@@ -279,15 +280,6 @@ mod tests {
             .into(),
             objective,
             proven_by: vec![PROOF_DP.into()],
-        }
-    }
-
-    fn solved(status: Status, objective: Option<f64>) -> Outcome {
-        Outcome::Solved {
-            status,
-            objective,
-            median_seconds: 1.0,
-            runs: 1,
         }
     }
 
