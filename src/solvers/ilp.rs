@@ -195,6 +195,16 @@ fn variables(problem: &RoundProblem) -> usize {
 ///
 /// Fails when the model is too large for HiGHS's 32-bit indices or HiGHS refuses it.
 pub fn build_model(problem: &RoundProblem) -> Result<Model, SolveError> {
+    build_scaled_model(problem, objective_scale(problem))
+}
+
+/// [`build_model`] with the objective in the instance's units, as `stsfair export` writes it.
+pub(super) fn build_unscaled_model(problem: &RoundProblem) -> Result<Model, SolveError> {
+    build_scaled_model(problem, (1.0, 1.0))
+}
+
+/// [`build_model`] with the values times `scale` (the product of its two factors).
+fn build_scaled_model(problem: &RoundProblem, scale: (f64, f64)) -> Result<Model, SolveError> {
     let columns = variables(problem);
     let rows = problem.types()
         + problem
@@ -216,7 +226,6 @@ pub fn build_model(problem: &RoundProblem) -> Result<Model, SolveError> {
             });
         }
     }
-    let scale = objective_scale(problem);
     let mut pb = ColProblem::default();
     let capacity: Vec<_> = problem
         .capacity
@@ -321,8 +330,9 @@ impl Ilp {
     /// Builds, solves and reads the model; runs on the dedicated HiGHS thread.
     fn run(&self, problem: &RoundProblem, columns: usize) -> Result<Solution, SolveError> {
         let start = Instant::now();
-        let mut model = build_model(problem)?;
-        self.configure(&mut model, objective_scale(problem))?;
+        let scale = objective_scale(problem);
+        let mut model = build_scaled_model(problem, scale)?;
+        self.configure(&mut model, scale)?;
         let seconds_build = start.elapsed().as_secs_f64();
         let start = Instant::now();
         let solved = model

@@ -1,9 +1,10 @@
 //! The round problem's ILP as a model file (MPS or CPLEX LP), for other MIP solvers.
 //!
-//! The model written is the one the `ilp` solver hands HiGHS: [`build_ilp_model`] builds it, the
-//! columns and rows are named, and HiGHS writes it (`Highs_writeModel`), so the file holds
-//! exactly the solved model: the same columns, rows, coefficients (written with 17 significant
-//! digits, which round-trip every f64) and the same sense (maximize).
+//! The model written is the one the `ilp` solver hands HiGHS, built by the same code as
+//! [`build_ilp_model`] but with the objective in the instance's units instead of scaled by a power
+//! of two; the columns and rows are named, and HiGHS writes it (`Highs_writeModel`), so the file
+//! holds the solved model's columns, rows, coefficients (written with 17 significant digits,
+//! which round-trip every f64) and sense (maximize).
 //!
 //! Names (in the order of [`build_ilp_model`]):
 //! - row `cap_<type>` per GPU type: the units of that type in use, at most its capacity;
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::SolveError;
-use super::ilp::build_model;
+use super::ilp::build_unscaled_model;
 use crate::formulation::RoundProblem;
 
 const NAME: &str = "export";
@@ -176,8 +177,8 @@ fn c_string(text: &str) -> Result<CString, SolveError> {
 
 /// The ILP the `ilp` solver builds for `problem` ([`build_ilp_model`](super::build_ilp_model)),
 /// named by [`ilp_names`] and written by HiGHS in `format`, with the objective in the instance's
-/// units (the solver's model scales it by a power of two, `docs/ilp.md`, "Scaling"): the file's
-/// optimum is the round's. O(sum_j |O_j|) time and memory.
+/// units (the solver's model scales it by a power of two, `docs/ilp.md`, "Scaling"; the export
+/// builds the same model without that scale): the file's optimum is the round's. O(sum_j |O_j|) time and memory.
 ///
 /// A round in which no job has an admissible option has no column: the model then holds only the
 /// capacity rows, and its optimum, 0, is the round's (all idle). A forced job always has an
@@ -189,7 +190,7 @@ pub fn export_ilp(
     problem: &RoundProblem,
     format: ModelFormat,
 ) -> Result<ExportedModel, SolveError> {
-    let mut model = build_model(problem)?;
+    let mut model = build_unscaled_model(problem)?;
     let (columns, rows) = ilp_names(problem);
     let ptr = model.as_mut_ptr();
     // SAFETY (both loops and the calls below): `ptr` is the live Highs object `model` owns, which
@@ -226,23 +227,6 @@ pub fn export_ilp(
             if status != highs_sys::STATUS_OK {
                 return Err(backend(format!("HiGHS refused the name {name:?}")));
             }
-        }
-    }
-    // The solver's model holds the values times a power of two (`ilp::objective_scale`, for
-    // HiGHS's absolute tolerances); the file holds them as they are, so that its optimum is the
-    // round's. Columns are the options in job order, as `build_model` adds them.
-    let values = problem
-        .jobs
-        .iter()
-        .flat_map(|j| j.options.iter().map(|o| o.value));
-    for (i, value) in values.enumerate() {
-        let index = highs_sys::HighsInt::try_from(i)
-            .map_err(|_| backend(format!("index {i} is past HiGHS's integers")))?;
-        let status = unsafe { highs_sys::Highs_changeColCost(ptr, index, value) };
-        if status == highs_sys::STATUS_ERROR {
-            return Err(backend(format!(
-                "HiGHS refused the objective value {value} of column {i}"
-            )));
         }
     }
     let dir = ScratchDir::new()?;
