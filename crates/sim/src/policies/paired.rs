@@ -85,16 +85,6 @@ pub struct PairedPlan {
 /// of the type's possible speeds below it).
 type ClassKey = (usize, u64, Option<usize>);
 
-/// A column of the integer program: a GPU of type `gpu_type` holding one job of `first`, or one
-/// of `first` and one of `second`.
-struct Column {
-    gpu_type: usize,
-    first: usize,
-    second: Option<usize>,
-    /// Its value in the objective.
-    value: f64,
-}
-
 /// The best value of the paired round of `jobs` (in the order their places are handed out,
 /// within each class) on `cluster`, where `pairs_on[k]` says whether GPUs of type k may be shared
 /// by two jobs. `Ok(None)`: the jobs with floors cannot all run at them. Every job must be a
@@ -187,14 +177,14 @@ pub fn solve_with(
     let best: Vec<f64> = keys.iter().map(|&(a, _, _)| best_of(a)).collect();
     let need: Vec<f64> = keys.iter().map(|k| need_of[k]).collect();
     let value = |c: usize, throughput: f64| f64::from_bits(keys[c].1) * throughput / best[c];
-    let mut columns: Vec<Column> = Vec::new();
+    let mut columns: Vec<PairedColumn> = Vec::new();
     for (k, t) in cluster.types.iter().enumerate() {
         let w = t.worker;
         for c in 0..keys.len() {
             let a = keys[c].0;
             let solo = table.solo(w, a);
             if best[c] > 0.0 && solo > 0.0 && solo >= need[c] {
-                columns.push(Column {
+                columns.push(PairedColumn {
                     gpu_type: k,
                     first: c,
                     second: None,
@@ -210,7 +200,7 @@ pub fn solve_with(
                 }
                 let (x, y) = table.pair(w, a, keys[d].0);
                 if best[d] > 0.0 && x > 0.0 && y > 0.0 && x >= need[c] && y >= need[d] {
-                    columns.push(Column {
+                    columns.push(PairedColumn {
                         gpu_type: k,
                         first: c,
                         second: Some(d),
@@ -295,7 +285,7 @@ pub fn solve_with(
 fn solve_program(
     keys: &[ClassKey],
     classes: &BTreeMap<ClassKey, Vec<usize>>,
-    columns: &[Column],
+    columns: &[PairedColumn],
     cluster: &Cluster,
 ) -> Result<Option<Vec<u64>>, SimError> {
     let program = PairedProgram {
@@ -307,15 +297,7 @@ fn solve_program(
             })
             .collect(),
         gpus: cluster.types.iter().map(|t| t.count).collect(),
-        columns: columns
-            .iter()
-            .map(|col| PairedColumn {
-                gpu_type: col.gpu_type,
-                first: col.first,
-                second: col.second,
-                value: col.value,
-            })
-            .collect(),
+        columns: columns.to_vec(),
     };
     let answer = program.solve().map_err(|e| SimError::Solver {
         policy: "sts".to_string(),
