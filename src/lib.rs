@@ -11,8 +11,8 @@
 //! [`solvers`] (the fast exact DP [`Dp`], the dense reference DP, brute force and, with feature
 //! `highs`, the ILP) -> [`solution`] (answers and [`verify`]) -> [`placement`] (slots onto
 //! physical GPUs) -> [`rounds`] (deficits across rounds, the API a scheduler links).
-//! [`policy`] holds parts of the round policy beside the round problem: the paired program, a
-//! round of single-GPU jobs with pairs of jobs as items, solved exactly.
+//! [`policy`] is the complete round policy a scheduler drives ([`policy::StsPolicy`]: events in,
+//! a plan out), built on the rounds and on its own exact paired program.
 //! [`bench`](mod@bench) times solvers over instance files, as `stsfair bench` does, and checks
 //! their answers against the folder's [`manifest`] (`index.json`); `bound`
 //! (feature `highs`) computes the long-run LP bound a round mechanism is measured against.

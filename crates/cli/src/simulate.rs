@@ -92,7 +92,7 @@ pub struct SimulateArgs {
     /// job, as Gavel's max-min fairness, and a GPU worth as much in a job of any size; 0.75 by
     /// default (docs/simulation.md, "Weights that count the workers", "The size exponent once the
     /// second stage is confined").
-    #[arg(long, value_name = "P", default_value_t = policies::sts::DEFAULT_SIZE_EXPONENT)]
+    #[arg(long, value_name = "P", default_value_t = stsfair::policy::options::DEFAULT_SIZE_EXPONENT)]
     sts_size_exponent: f64,
     /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
     #[arg(long, value_enum, default_value_t = crate::rounds::Prices::Off)]
@@ -102,7 +102,7 @@ pub struct SimulateArgs {
     /// the job's partner; an unmatched job gets whole GPUs only (`inf`: no pairs; `off`: every
     /// half GPU at the median pair). With --units 2 only (docs/simulation.md, "A pairing step",
     /// "Pairing thresholds where arrivals go on").
-    #[arg(long, value_name = "SUM|off", default_value_t = policies::sts::DEFAULT_PAIRING.to_string())]
+    #[arg(long, value_name = "SUM|off", default_value_t = stsfair::policy::options::DEFAULT_PAIRING.to_string())]
     sts_pairing: String,
     /// Thresholds of sts's pairing step for some GPU types in place of --sts-pairing there:
     /// TYPE=SUM,... (types of the throughputs; SUM a number >= 0 or `inf`, no pairs on that
@@ -126,7 +126,7 @@ pub struct SimulateArgs {
     /// (GPU type and slot) is chosen again with each job's weight raised to this exponent in
     /// [0, 1], so that a heavy job takes a fast GPU only where it gains there (`off`: the round
     /// problem's own choice; docs/rounds.md, "Who runs, then where").
-    #[arg(long, value_name = "EXPONENT|off", default_value_t = policies::sts::DEFAULT_SECOND_STAGE.to_string())]
+    #[arg(long, value_name = "EXPONENT|off", default_value_t = stsfair::policy::options::DEFAULT_SECOND_STAGE.to_string())]
     sts_second_stage: String,
     /// In which rounds sts's second stage runs: `attained`, only where the attained-service
     /// weights apply (crowded rounds and the hold after them; the default); `all`, every round
@@ -139,7 +139,7 @@ pub struct SimulateArgs {
     /// round until the next arrival (`--sts-crowding-hold`); in other rounds every job has its
     /// trace weight (equal shares); 1.5 by default. `off`: every round (docs/simulation.md,
     /// "Arrivals that do not stop").
-    #[arg(long, value_name = "RATIO|off", default_value_t = policies::sts::DEFAULT_CROWDING.to_string())]
+    #[arg(long, value_name = "RATIO|off", default_value_t = stsfair::policy::options::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,
     /// Whether sts's attained-service weights, after a crowded round, stay on until the next
     /// job arrives however few jobs are left (a crowded cluster that nothing enters is draining
@@ -158,7 +158,7 @@ pub struct SimulateArgs {
     /// less its attained service is more than K times its attained service is weighted as a
     /// new job until it runs again (after Tiresias); 4 by default, `off`: no promotion
     /// (docs/simulation.md, "Starvation promotion past saturation").
-    #[arg(long, value_name = "K|off", default_value_t = policies::sts::DEFAULT_PROMOTION.to_string())]
+    #[arg(long, value_name = "K|off", default_value_t = stsfair::policy::options::DEFAULT_PROMOTION.to_string())]
     sts_promotion: String,
     /// sts's critical-job rule: where the attained-service weights apply and no job has arrived
     /// for `--sts-critical-after` seconds, a job whose remaining hours at its best speed are at
@@ -166,12 +166,12 @@ pub struct SimulateArgs {
     /// cluster's pace in the last round) is weighted as a new job; 1.2 by default. It reads the
     /// jobs' remaining steps; `off` for a scheduler that does not know them (docs/simulation.md,
     /// "Jobs that would outlast the backlog").
-    #[arg(long, value_name = "FACTOR|off", default_value_t = policies::sts::DEFAULT_CRITICAL.to_string())]
+    #[arg(long, value_name = "FACTOR|off", default_value_t = stsfair::policy::options::DEFAULT_CRITICAL.to_string())]
     sts_critical: String,
     /// How long no job must have arrived, in seconds, before sts's critical-job rule acts (the
     /// cluster drains); 3600 by default. Without it the rule clogged the cluster past
     /// saturation where jobs keep arriving.
-    #[arg(long, value_name = "SECONDS", default_value_t = policies::sts::DEFAULT_CRITICAL_AFTER)]
+    #[arg(long, value_name = "SECONDS", default_value_t = stsfair::policy::options::DEFAULT_CRITICAL_AFTER)]
     sts_critical_after: f64,
     /// How the Gavel LPs are solved: ipm (interior point, central like Gavel's ECOS), highs-ipm,
     /// highs-simplex (a vertex), clarabel (needs the `stsfair-sim/clarabel` feature).
@@ -361,7 +361,9 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         max_debt: args.max_debt,
         credit: args.credit,
     };
-    policies::sts::check_fairness(&sts_fairness).map_err(flag_error)?;
+    sts_fairness
+        .check()
+        .map_err(|source| flag_error(SimError::Fairness { source }))?;
     let gavel = crate::gavel_data(args.throughputs.as_deref())?;
     // The measured table (names, solo throughputs, measured pairs: milliseconds) serves every
     // check of the flags and the workload; the pairs the data does not measure are predicted
@@ -464,47 +466,39 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         ))
     })?;
     let mut options = PolicyOptions::default();
-    options.sts_solver = sts_solver;
-    options.sts_units = args.units;
-    options.sts_fairness = sts_fairness;
-    options.sts_slot_rule = args.slot_rule.into();
-    options.sts_weights = match args.sts_weights {
-        WeightsArg::Trace => policies::sts::Weights::Trace,
-        WeightsArg::Attained => policies::sts::Weights::Attained,
-        WeightsArg::AttainedGpu => policies::sts::Weights::AttainedGpu,
+    options.sts.solver = sts_solver;
+    options.sts.units = args.units;
+    options.sts.fairness = sts_fairness;
+    options.slot_rule = args.slot_rule.into();
+    options.sts.weights = match args.sts_weights {
+        WeightsArg::Trace => stsfair::policy::Weights::Trace,
+        WeightsArg::Attained => stsfair::policy::Weights::Attained,
+        WeightsArg::AttainedGpu => stsfair::policy::Weights::AttainedGpu,
     };
-    options.sts_size_exponent = args.sts_size_exponent;
-    options.sts_prices = args.prices == crate::rounds::Prices::Lp;
-    options.sts_pairing =
+    options.sts.size_exponent = args.sts_size_exponent;
+    options.sts.prices = args.prices == crate::rounds::Prices::Lp;
+    options.sts.pairing =
         number_or_off(&args.sts_pairing, "--sts-pairing", "a pair sum >= 0, inf")?;
-    options.sts_pairing_by_type = pairing_types(&args.sts_pairing_types, table.workers())?;
-    options.sts_crowded_sharing = crowded_sharing(&args.sts_crowded_sharing, table.workers())?;
-    options.sts_second_stage = number_or_off(
+    options.sts.pairing_by_type = pairing_types(&args.sts_pairing_types, table.workers())?;
+    options.sts.crowded_sharing = crowded_sharing(&args.sts_crowded_sharing, table.workers())?;
+    options.sts.second_stage = number_or_off(
         &args.sts_second_stage,
         "--sts-second-stage",
         "an exponent in [0, 1]",
     )?;
-    options.sts_second_stage_rounds = match args.sts_second_stage_rounds {
-        SecondStageRoundsArg::Attained => policies::sts::SecondStageRounds::Attained,
-        SecondStageRoundsArg::All => policies::sts::SecondStageRounds::All,
+    options.sts.second_stage_rounds = match args.sts_second_stage_rounds {
+        SecondStageRoundsArg::Attained => stsfair::policy::SecondStageRounds::Attained,
+        SecondStageRoundsArg::All => stsfair::policy::SecondStageRounds::All,
     };
-    options.sts_crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
-    options.sts_crowding_hold = args.sts_crowding_hold == OnOff::On;
-    options.sts_paired_rounds = args.sts_paired_rounds == OnOff::On;
-    options.sts_promotion = number_or_off(&args.sts_promotion, "--sts-promotion", "a factor >= 0")?;
-    options.sts_critical = number_or_off(&args.sts_critical, "--sts-critical", "a factor >= 0")?;
-    options.sts_critical_after = args.sts_critical_after;
+    options.sts.crowding = number_or_off(&args.sts_crowding, "--sts-crowding", "a ratio >= 0")?;
+    options.sts.crowding_hold = args.sts_crowding_hold == OnOff::On;
+    options.sts.paired_rounds = args.sts_paired_rounds == OnOff::On;
+    options.sts.promotion = number_or_off(&args.sts_promotion, "--sts-promotion", "a factor >= 0")?;
+    options.sts.critical = number_or_off(&args.sts_critical, "--sts-critical", "a factor >= 0")?;
+    options.sts.critical_after = args.sts_critical_after;
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
-    policies::sts::check_pairing(options.sts_pairing).map_err(flag_error)?;
-    policies::sts::check_pairing_by_type(options.sts_pairing_by_type.as_deref().unwrap_or(&[]))
-        .map_err(flag_error)?;
-    policies::sts::check_second_stage(options.sts_second_stage).map_err(flag_error)?;
-    policies::sts::check_crowding(options.sts_crowding).map_err(flag_error)?;
-    policies::sts::check_promotion(options.sts_promotion).map_err(flag_error)?;
-    policies::sts::check_critical(options.sts_critical).map_err(flag_error)?;
-    policies::sts::check_critical_after(options.sts_critical_after).map_err(flag_error)?;
-    policies::sts::check_size_exponent(options.sts_size_exponent).map_err(flag_error)?;
+    policies::sts::check(&options).map_err(flag_error)?;
     let names = policy_list(&args.policy)?;
 
     // Opened before the runs, so that a path that cannot be written fails at once.

@@ -27,7 +27,7 @@ fn run(
     config: &SimConfig,
 ) -> SimResult {
     let mut options = PolicyOptions::default();
-    options.sts_solver = stsfair::SolverKind::Dp;
+    options.sts.solver = stsfair::SolverKind::Dp;
     run_with(table, cluster, jobs, policy, config, &options)
 }
 
@@ -500,7 +500,7 @@ fn defaults_differ_from(
     what: &str,
 ) {
     let mut on = PolicyOptions::default();
-    on.sts_solver = stsfair::SolverKind::Dp;
+    on.sts.solver = stsfair::SolverKind::Dp;
     options_differ(table, jobs, &on, off, what);
 }
 
@@ -535,14 +535,14 @@ fn sts_pairing_is_on_by_default_and_applies_to_half_gpus() {
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let mut off = PolicyOptions::default();
-    assert_eq!(off.sts_pairing, Some(1.4));
-    off.sts_pairing = None;
+    assert_eq!(off.sts.pairing, Some(1.4));
+    off.sts.pairing = None;
     defaults_differ_from(&table, &jobs, &off, "pairing step");
     // Quarter GPUs: the step does not apply, the run is the one without it.
     let mut four = PolicyOptions::default();
-    four.sts_units = 4;
+    four.sts.units = 4;
     let mut four_off = four.clone();
-    four_off.sts_pairing = None;
+    four_off.sts.pairing = None;
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &four).jobs,
         run_with(&table, CROWDED, &jobs, "sts", &config, &four_off).jobs
@@ -559,28 +559,30 @@ fn sts_pairing_thresholds_by_type_are_derived_from_the_data() {
     let table = table();
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
-    let general = policies::sts::DEFAULT_PAIRING;
-    assert_eq!(PolicyOptions::default().sts_pairing_by_type, None);
+    let general = stsfair::policy::options::DEFAULT_PAIRING;
+    assert_eq!(PolicyOptions::default().sts.pairing_by_type, None);
     let cluster = |text: &str| Cluster::parse(text, &table).expect("a cluster");
+    let derived = |text: &str, threshold: f64| -> Vec<(String, f64)> {
+        let c = cluster(text);
+        let data = policies::sts::TableData::new(&table, &c, Default::default());
+        stsfair::policy::rules::derived_pairing_by_type(&data, c.types.len(), threshold)
+            .into_iter()
+            .map(|(k, t)| (c.types[k].name.clone(), t))
+            .collect()
+    };
     let gavel = vec![
         ("p100".to_string(), f64::INFINITY),
         ("k80".to_string(), 1.0),
     ];
+    assert_eq!(derived(CROWDED, general), gavel);
     assert_eq!(
-        policies::sts::derived_pairing_by_type(&table, &cluster(CROWDED), general),
-        gavel
-    );
-    assert_eq!(
-        policies::sts::derived_pairing_by_type(&table, &cluster("v100=4,p100=4"), general),
+        derived("v100=4,p100=4", general),
         vec![("p100".to_string(), 1.0)]
     );
-    assert_eq!(
-        policies::sts::derived_pairing_by_type(&table, &cluster("v100=4"), general),
-        vec![]
-    );
+    assert_eq!(derived("v100=4", general), vec![]);
     // Halfway from 1 to 2.0 is 1.5: the V100s' median pair sum (1.37) is below it too.
     assert_eq!(
-        policies::sts::derived_pairing_by_type(&table, &cluster(CROWDED), 2.0),
+        derived(CROWDED, 2.0),
         vec![
             ("v100".to_string(), f64::INFINITY),
             ("p100".to_string(), f64::INFINITY),
@@ -591,16 +593,16 @@ fn sts_pairing_thresholds_by_type_are_derived_from_the_data() {
         run_with(&table, cluster, &jobs, "sts", &config, options).jobs
     };
     let mut given = PolicyOptions::default();
-    given.sts_pairing_by_type = Some(gavel.clone());
+    given.sts.pairing_by_type = Some(gavel.clone());
     assert_eq!(
         run_of(CROWDED, &PolicyOptions::default()),
         run_of(CROWDED, &given)
     );
     let mut none = PolicyOptions::default();
-    none.sts_pairing_by_type = Some(Vec::new());
+    none.sts.pairing_by_type = Some(Vec::new());
     defaults_differ_from(&table, &jobs, &none, "K80s' and P100s' pairing thresholds");
     let mut same = none.clone();
-    same.sts_pairing_by_type = Some(vec![
+    same.sts.pairing_by_type = Some(vec![
         ("k80".to_string(), general),
         ("p100".to_string(), general),
     ]);
@@ -608,7 +610,7 @@ fn sts_pairing_thresholds_by_type_are_derived_from_the_data() {
     // Each derived threshold on its own changes the crowded run.
     for (name, sum) in gavel {
         let mut one = none.clone();
-        one.sts_pairing_by_type = Some(vec![(name.clone(), sum)]);
+        one.sts.pairing_by_type = Some(vec![(name.clone(), sum)]);
         assert_ne!(
             run_of(CROWDED, &one),
             run_of(CROWDED, &none),
@@ -627,25 +629,25 @@ fn sts_attained_service_applies_when_crowded() {
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let defaults = PolicyOptions::default();
-    assert_eq!(defaults.sts_crowding, Some(1.5));
+    assert_eq!(defaults.sts.crowding, Some(1.5));
     let mut always = defaults.clone();
-    always.sts_crowding = None;
+    always.sts.crowding = None;
     defaults_differ_from(&table, &jobs, &always, "crowding threshold");
     let mut trace = defaults.clone();
-    trace.sts_weights = policies::sts::Weights::Trace;
+    trace.sts.weights = stsfair::policy::Weights::Trace;
     let on = run_with(&table, CROWDED, &jobs, "sts", &config, &defaults);
     assert_ne!(
         on.jobs,
         run_with(&table, CROWDED, &jobs, "sts", &config, &trace).jobs
     );
     let mut never = defaults.clone();
-    never.sts_crowding = Some(1e9);
+    never.sts.crowding = Some(1e9);
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &never).jobs,
         run_with(&table, CROWDED, &jobs, "sts", &config, &trace).jobs
     );
     let mut zero = defaults.clone();
-    zero.sts_crowding = Some(0.0);
+    zero.sts.crowding = Some(0.0);
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &zero).jobs,
         run_with(&table, CROWDED, &jobs, "sts", &config, &always).jobs
@@ -662,9 +664,9 @@ fn sts_paired_rounds_run_what_they_plan() {
     let table = table();
     let config = SimConfig::default();
     let defaults = PolicyOptions::default();
-    assert!(defaults.sts_paired_rounds);
+    assert!(defaults.sts.paired_rounds);
     let mut off = defaults.clone();
-    off.sts_paired_rounds = false;
+    off.sts.paired_rounds = false;
     let jobs = generated(&table, 40, 6.0, 4);
     let cluster = "v100=6,p100=6,k80=6";
     let on = run_with(&table, cluster, &jobs, "sts", &config, &defaults);
@@ -700,15 +702,15 @@ fn sts_attained_service_holds_until_the_next_arrival() {
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let defaults = PolicyOptions::default();
-    assert!(defaults.sts_crowding_hold);
+    assert!(defaults.sts.crowding_hold);
     let mut off = defaults.clone();
-    off.sts_crowding_hold = false;
+    off.sts.crowding_hold = false;
     defaults_differ_from(&table, &jobs, &off, "hold until the next arrival");
     for ratio in [None, Some(1e9)] {
         let mut held = defaults.clone();
-        held.sts_crowding = ratio;
+        held.sts.crowding = ratio;
         let mut plain = held.clone();
-        plain.sts_crowding_hold = false;
+        plain.sts.crowding_hold = false;
         assert_eq!(
             run_with(&table, CROWDED, &jobs, "sts", &config, &held).jobs,
             run_with(&table, CROWDED, &jobs, "sts", &config, &plain).jobs,
@@ -726,24 +728,24 @@ fn sts_crowded_sharing_is_off_by_default_and_acts_only_where_crowded() {
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let defaults = PolicyOptions::default();
-    assert!(defaults.sts_crowded_sharing.is_empty());
+    assert!(defaults.sts.crowded_sharing.is_empty());
     let mut sharing = defaults.clone();
-    sharing.sts_crowded_sharing = vec!["v100".to_string()];
+    sharing.sts.crowded_sharing = vec!["v100".to_string()];
     options_differ(&table, &jobs, &sharing, &defaults, "sharing when crowded");
     let run_of = |cluster: &str, options: &PolicyOptions| {
         run_with(&table, cluster, &jobs, "sts", &config, options).jobs
     };
     let mut calm = defaults.clone();
-    calm.sts_crowding = Some(1e9);
+    calm.sts.crowding = Some(1e9);
     let mut calm_sharing = sharing.clone();
-    calm_sharing.sts_crowding = Some(1e9);
+    calm_sharing.sts.crowding = Some(1e9);
     assert_eq!(run_of(CROWDED, &calm_sharing), run_of(CROWDED, &calm));
     let no_v100 = "p100=3,k80=3";
     assert_eq!(run_of(no_v100, &sharing), run_of(no_v100, &defaults));
     let mut unpaired = defaults.clone();
-    unpaired.sts_pairing = None;
+    unpaired.sts.pairing = None;
     let mut unpaired_sharing = sharing.clone();
-    unpaired_sharing.sts_pairing = None;
+    unpaired_sharing.sts.pairing = None;
     assert_eq!(
         run_of(CROWDED, &unpaired_sharing),
         run_of(CROWDED, &unpaired)
@@ -759,13 +761,13 @@ fn sts_promotes_starved_jobs_by_default() {
     let jobs = generated(&table, 80, 30.0, 4);
     let config = SimConfig::default();
     let mut always = PolicyOptions::default();
-    assert_eq!(always.sts_promotion, Some(4.0));
-    always.sts_crowding = None;
+    assert_eq!(always.sts.promotion, Some(4.0));
+    always.sts.crowding = None;
     let mut off = always.clone();
-    off.sts_promotion = None;
+    off.sts.promotion = None;
     let without = options_differ(&table, &jobs, &always, &off, "promotion");
     let mut unreached = always.clone();
-    unreached.sts_promotion = Some(1e12);
+    unreached.sts.promotion = Some(1e12);
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &unreached).jobs,
         without.jobs
@@ -783,28 +785,28 @@ fn sts_weights_critical_jobs_as_new_by_default() {
     let jobs = generated(&table, 80, 30.0, 4);
     let config = SimConfig::default();
     let mut always = PolicyOptions::default();
-    assert_eq!(always.sts_critical, Some(1.2));
-    always.sts_crowding = None;
+    assert_eq!(always.sts.critical, Some(1.2));
+    always.sts.crowding = None;
     let mut off = always.clone();
-    off.sts_critical = None;
+    off.sts.critical = None;
     let without = options_differ(&table, &jobs, &always, &off, "critical-job rule");
     let mut unreached = always.clone();
-    unreached.sts_critical = Some(1e12);
+    unreached.sts.critical = Some(1e12);
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &unreached).jobs,
         without.jobs
     );
-    assert_eq!(always.sts_critical_after, 3600.0);
+    assert_eq!(always.sts.critical_after, 3600.0);
     let mut never_quiet = always.clone();
-    never_quiet.sts_critical_after = 1e12;
+    never_quiet.sts.critical_after = 1e12;
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &never_quiet).jobs,
         without.jobs
     );
     let mut never = PolicyOptions::default();
-    never.sts_crowding = Some(1e6);
+    never.sts.crowding = Some(1e6);
     let mut never_off = never.clone();
-    never_off.sts_critical = None;
+    never_off.sts.critical = None;
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &never).jobs,
         run_with(&table, CROWDED, &jobs, "sts", &config, &never_off).jobs
@@ -820,13 +822,13 @@ fn sts_second_stage_is_on_by_default_and_moves_jobs_between_types() {
     let jobs = generated(&table, 60, 12.0, 2);
     let config = SimConfig::default();
     let mut off = PolicyOptions::default();
-    assert_eq!(off.sts_second_stage, Some(0.25));
-    off.sts_second_stage = None;
+    assert_eq!(off.sts.second_stage, Some(0.25));
+    off.sts.second_stage = None;
     defaults_differ_from(&table, &jobs, &off, "second stage");
     let mut equal = PolicyOptions::default();
-    equal.sts_weights = stsfair_sim::policies::sts::Weights::Trace;
+    equal.sts.weights = stsfair::policy::Weights::Trace;
     let mut equal_off = equal.clone();
-    equal_off.sts_second_stage = None;
+    equal_off.sts.second_stage = None;
     assert_eq!(
         run_with(&table, CROWDED, &jobs, "sts", &config, &equal).jobs,
         run_with(&table, CROWDED, &jobs, "sts", &config, &equal_off).jobs
@@ -840,19 +842,19 @@ fn sts_second_stage_is_on_by_default_and_moves_jobs_between_types() {
 /// weights, where the second stage has nothing to do).
 #[test]
 fn sts_second_stage_runs_only_where_attained_service_applies() {
-    use policies::sts::SecondStageRounds;
+    use stsfair::policy::SecondStageRounds;
     let table = table();
     let config = SimConfig::default();
     let cluster = ROOM_FOR_8;
     let defaults = PolicyOptions::default();
     assert_eq!(
-        defaults.sts_second_stage_rounds,
+        defaults.sts.second_stage_rounds,
         SecondStageRounds::Attained
     );
     let mut all = defaults.clone();
-    all.sts_second_stage_rounds = SecondStageRounds::All;
+    all.sts.second_stage_rounds = SecondStageRounds::All;
     let mut off = defaults.clone();
-    off.sts_second_stage = None;
+    off.sts.second_stage = None;
     // 30 jobs never outnumber 1.5 times the 24 GPUs (`sts_weights_count_the_workers_by_default`).
     let few = &multi_gpu_mix(&table)[..30];
     let attained = run_with(&table, cluster, few, "sts", &config, &defaults);
@@ -883,9 +885,9 @@ fn sts_attained_service_counts_distributed_jobs_once() {
     let config = SimConfig::default();
     let cluster = ROOM_FOR_8;
     let defaults = PolicyOptions::default();
-    assert_eq!(defaults.sts_weights, policies::sts::Weights::Attained);
+    assert_eq!(defaults.sts.weights, stsfair::policy::Weights::Attained);
     let mut gpu = defaults.clone();
-    gpu.sts_weights = policies::sts::Weights::AttainedGpu;
+    gpu.sts.weights = stsfair::policy::Weights::AttainedGpu;
     let single = generated(&table, 40, 12.0, 3);
     assert_eq!(
         run_with(&table, cluster, &single, "sts", &config, &defaults).jobs,
@@ -909,9 +911,9 @@ fn sts_weights_count_the_workers_by_default() {
     let config = SimConfig::default();
     let cluster = ROOM_FOR_8;
     let defaults = PolicyOptions::default();
-    assert_eq!(defaults.sts_size_exponent, 0.75);
+    assert_eq!(defaults.sts.size_exponent, 0.75);
     let mut one = defaults.clone();
-    one.sts_size_exponent = 0.0;
+    one.sts.size_exponent = 0.0;
     let single = generated(&table, 40, 12.0, 3);
     assert_eq!(
         run_with(&table, cluster, &single, "sts", &config, &defaults).jobs,
@@ -919,14 +921,14 @@ fn sts_weights_count_the_workers_by_default() {
     );
     let multi = multi_gpu_mix(&table);
     for weights in [
-        policies::sts::Weights::Attained,
-        policies::sts::Weights::Trace,
+        stsfair::policy::Weights::Attained,
+        stsfair::policy::Weights::Trace,
     ] {
         let mut runs = Vec::new();
         for p in [0.0, 0.75, 1.0] {
             let mut options = defaults.clone();
-            options.sts_weights = weights;
-            options.sts_size_exponent = p;
+            options.sts.weights = weights;
+            options.sts.size_exponent = p;
             let run = run_with(&table, cluster, &multi, "sts", &config, &options);
             sane(&run, config.lambda);
             runs.push(run.jobs);
@@ -946,7 +948,7 @@ fn sts_weights_count_the_workers_by_default() {
     let demand: u32 = few.iter().map(|j| j.scale_factor).sum();
     assert!(demand > 36, "the jobs ask for {demand} GPUs");
     let mut trace = defaults.clone();
-    trace.sts_weights = policies::sts::Weights::Trace;
+    trace.sts.weights = stsfair::policy::Weights::Trace;
     assert_eq!(
         run_with(&table, cluster, few, "sts", &config, &defaults).jobs,
         run_with(&table, cluster, few, "sts", &config, &trace).jobs

@@ -1,9 +1,9 @@
-//! Paired rounds: `sts`'s round with pairs of jobs as items, solved exactly.
+//! Paired rounds: the policy's round with pairs of jobs as items, solved exactly.
 //!
 //! The round problem of the crate gives each job one value per slot: a half GPU is priced at
-//! the ratio of the partner the pairing step matched (`sts` module docs), but whether that
+//! the ratio of the partner the pairing step matched ([`StsPolicy`](super::StsPolicy)), but whether that
 //! partner takes its own half beside it is the solver's choice for the partner, and the
-//! placement then seats the half slots beside whoever is left. Measured on `sts`'s own rounds at
+//! placement then seats the half slots beside whoever is left. Measured on the policy's own rounds at
 //! 5.6 jobs/h (docs/simulation.md, "Pairs as items"), what it realizes is 97.1% (seed 10) and 98.1%
 //! (seed 0) of the best sum of normalized throughputs a round could reach with the measured
 //! pairs, and 96.3% in the rounds with 120 or more active jobs. A paired round removes that gap:
@@ -13,7 +13,7 @@
 //! **The problem.** Each single-GPU job j (job type a_j, weight w_j) is idle, alone on a whole GPU
 //! of type k (throughput `solo_k(a_j)`), or shares one GPU of a type k that allows pairs with one
 //! other job i (throughputs `pair_k(a_j | a_i)` and `pair_k(a_i | a_j)`, the measured pair). The
-//! value is the round problem's (MODEL.md section 4): sum of `w_j * throughput / best_j`, best_j
+//! value is the round problem's (docs/model.md section 4): sum of `w_j * throughput / best_j`, best_j
 //! the job's largest solo throughput on the cluster's types. Each type k has `C_k` GPUs. A job
 //! with a floor `f_j > 0` (a forced job: `f_j = m_j * F_j`, its least admissible throughput) must
 //! run at `min(f_j, best_j)` or more: its admissible options are those of sigma >= m_j or, when
@@ -35,27 +35,26 @@
 //! throughputs meet the classes' floors. With C classes (at most the job types plus the forced
 //! jobs) and K types, K C + P C (C + 1) / 2 columns, P the types that allow pairs, and C + K
 //! rows. It contains a maximum-weight matching with budgets, so it is solved by branch and
-//! bound: the core crate's [`PairedProgram`], pure Rust, in every build. The answer is checked
+//! bound: [`PairedProgram`], pure Rust, in every build. The answer is checked
 //! against brute force over every assignment of the jobs, and against HiGHS on larger rounds
 //! where the `highs` feature is on, in the tests.
 //!
 //! **Which job of a class takes which place.** A class's seats, whole GPUs and halves of shared
 //! ones alike, go to its jobs fastest first (by the class's own throughput in them), in the order
-//! the caller gives the jobs (`sts`: least attained service first).
+//! the caller gives the jobs (the policy: least attained service first).
 
 use std::collections::BTreeMap;
 
-use stsfair::policy::paired::{PairedClass, PairedColumn, PairedProgram};
-
-use crate::throughputs::ThroughputTable;
-use crate::{Cluster, SimError};
+use super::PolicyError;
+use super::data::Throughputs;
+use super::paired::{PairedClass, PairedColumn, PairedProgram};
 
 /// One single-GPU job of a paired round.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairedJob {
     /// The caller's id of the job.
-    pub id: usize,
-    /// Its type in the [`ThroughputTable`].
+    pub id: u64,
+    /// Its job type in the [`Throughputs`].
     pub job_type: usize,
     /// Its weight w_j (> 0).
     pub weight: f64,
@@ -69,7 +68,7 @@ pub struct PairedGpu {
     /// Cluster type index.
     pub gpu_type: usize,
     /// The job alone on it, or the two jobs that share it: (job id, steps/s).
-    pub jobs: Vec<(usize, f64)>,
+    pub jobs: Vec<(u64, f64)>,
 }
 
 /// The plan of a paired round.
@@ -86,68 +85,80 @@ pub struct PairedPlan {
 type ClassKey = (usize, u64, Option<usize>);
 
 /// The best value of the paired round of `jobs` (in the order their places are handed out,
-/// within each class) on `cluster`, where `pairs_on[k]` says whether GPUs of type k may be shared
-/// by two jobs. `Ok(None)`: the jobs with floors cannot all run at them. Every job must be a
-/// single-GPU job whose type the table has; a job that runs on no type is left idle (it has no
+/// within each class) on a cluster of `gpus[k]` GPUs of type k, where `pairs_on[k]` says whether
+/// GPUs of type k may be shared by two jobs. `Ok(None)`: the jobs with floors cannot all run at
+/// them. Every job must be a single-GPU job; a job that runs on no type is left idle (it has no
 /// column) and, with a floor, makes the round infeasible.
 ///
 /// # Errors
 ///
-/// [`SimError::Solver`] when the program's solver fails (it does not on well-formed input).
-pub fn solve(
-    table: &ThroughputTable,
-    cluster: &Cluster,
+/// [`PolicyError::Paired`] when the program's solver fails (it does not on well-formed input).
+pub fn solve<T: Throughputs + ?Sized>(
+    data: &T,
+    gpus: &[u32],
     jobs: &[PairedJob],
     pairs_on: &[bool],
-) -> Result<Option<PairedPlan>, SimError> {
-    solve_with(table, cluster, jobs, pairs_on, &mut PairedCache::default())
+) -> Result<Option<PairedPlan>, PolicyError> {
+    solve_with(data, gpus, jobs, pairs_on, &mut PairedCache::default())
 }
 
 /// The last program solved and its answer. Successive rounds often pose the same program (the
 /// same classes of the same sizes and floors: no arrival, no completion, no forced job changed):
 /// then its answer is the last one, and the round costs no solve.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct PairedCache {
     last: Option<(Signature, Option<Vec<u64>>)>,
 }
 
-/// What determines the program for a given table: the classes with their sizes, the GPUs of
-/// each type, and the types that allow pairs. A class's key holds, for jobs with floors, how
-/// many of the type's possible speeds lie below them, which is all the floors decide (which
-/// columns they admit); the possible speeds are those beside the job types present, which the
-/// keys list.
+/// What determines the program for given data: the classes with their sizes, the GPUs of each
+/// type, and the types that allow pairs. A class's key holds, for jobs with floors, how many of
+/// the type's possible speeds lie below them, which is all the floors decide (which columns they
+/// admit); the possible speeds are those beside the job types present, which the keys list.
 type Signature = (Vec<(ClassKey, usize)>, Vec<u32>, Vec<bool>);
 
-/// [`solve`], reusing `cache`'s answer when the program is the last one's (the same table is the
-/// caller's to keep).
-///
-/// # Errors
-///
-/// As [`solve`].
-pub fn solve_with(
-    table: &ThroughputTable,
-    cluster: &Cluster,
+/// The round's classes of interchangeable jobs, with each class's best solo throughput and least
+/// throughput.
+struct Classes {
+    keys: Vec<ClassKey>,
+    /// The jobs of each class, in the caller's order.
+    members: Vec<Vec<u64>>,
+    best: Vec<f64>,
+    need: Vec<f64>,
+}
+
+impl Classes {
+    /// The value of a job of class `c` at `throughput`: `w * throughput / best`.
+    fn value(&self, c: usize, throughput: f64) -> f64 {
+        f64::from_bits(self.keys[c].1) * throughput / self.best[c]
+    }
+}
+
+/// A job type's best solo throughput on the types that have a GPU.
+fn best_of<T: Throughputs + ?Sized>(data: &T, gpus: &[u32], a: usize) -> f64 {
+    (0..gpus.len())
+        .filter(|&k| gpus[k] >= 1)
+        .map(|k| data.solo(k, a))
+        .fold(0.0, f64::max)
+}
+
+/// Groups `jobs` into classes. A job's least throughput is its floor, or its best when nothing
+/// reaches the floor; jobs with floors that leave the same speeds admissible (the same number of
+/// the type's possible speeds below them) are interchangeable.
+fn classes_of<T: Throughputs + ?Sized>(
+    data: &T,
+    gpus: &[u32],
     jobs: &[PairedJob],
     pairs_on: &[bool],
-    cache: &mut PairedCache,
-) -> Result<Option<PairedPlan>, SimError> {
-    let best_of = |a: usize| {
-        cluster
-            .types
-            .iter()
-            .filter(|t| t.count >= 1)
-            .map(|t| table.solo(t.worker, a))
-            .fold(0.0, f64::max)
-    };
+) -> Classes {
     // Every throughput a job of type a can get this round: alone on a type, or beside a job of a
     // type present.
     let present: std::collections::BTreeSet<usize> = jobs.iter().map(|j| j.job_type).collect();
     let speeds = |a: usize| {
         let mut v: Vec<f64> = Vec::new();
-        for (k, t) in cluster.types.iter().enumerate() {
-            v.push(table.solo(t.worker, a));
+        for k in 0..gpus.len() {
+            v.push(data.solo(k, a));
             if pairs_on.get(k).copied().unwrap_or(false) {
-                v.extend(present.iter().map(|&b| table.pair(t.worker, a, b).0));
+                v.extend(present.iter().map(|&b| data.pair(k, a, b).0));
             }
         }
         v.retain(|&x| x > 0.0);
@@ -156,14 +167,11 @@ pub fn solve_with(
         v
     };
     let mut speeds_of: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    let mut classes: BTreeMap<ClassKey, Vec<usize>> = BTreeMap::new();
+    let mut classes: BTreeMap<ClassKey, Vec<u64>> = BTreeMap::new();
     let mut need_of: BTreeMap<ClassKey, f64> = BTreeMap::new();
     for job in jobs {
-        // A job's least throughput: its floor, or its best when nothing reaches the floor. Jobs
-        // with a floor whose floors leave the same speeds admissible (the same number of speeds
-        // below them) are interchangeable.
         let forced = (job.floor > 0.0).then(|| {
-            let need = job.floor.min(best_of(job.job_type));
+            let need = job.floor.min(best_of(data, gpus, job.job_type));
             let list = speeds_of
                 .entry(job.job_type)
                 .or_insert_with(|| speeds(job.job_type));
@@ -174,91 +182,138 @@ pub fn solve_with(
         classes.entry(key).or_default().push(job.id);
     }
     let keys: Vec<ClassKey> = classes.keys().copied().collect();
-    let best: Vec<f64> = keys.iter().map(|&(a, _, _)| best_of(a)).collect();
-    let need: Vec<f64> = keys.iter().map(|k| need_of[k]).collect();
-    let value = |c: usize, throughput: f64| f64::from_bits(keys[c].1) * throughput / best[c];
+    Classes {
+        best: keys
+            .iter()
+            .map(|&(a, _, _)| best_of(data, gpus, a))
+            .collect(),
+        need: keys.iter().map(|k| need_of[k]).collect(),
+        members: classes.into_values().collect(),
+        keys,
+    }
+}
+
+/// The program's columns: each class alone on each type, and each pair of classes on each type
+/// that allows pairs, where the throughputs meet both classes' least throughputs.
+fn columns_of<T: Throughputs + ?Sized>(
+    data: &T,
+    gpus: &[u32],
+    classes: &Classes,
+    pairs_on: &[bool],
+) -> Vec<PairedColumn> {
+    let n = classes.keys.len();
     let mut columns: Vec<PairedColumn> = Vec::new();
-    for (k, t) in cluster.types.iter().enumerate() {
-        let w = t.worker;
-        for c in 0..keys.len() {
-            let a = keys[c].0;
-            let solo = table.solo(w, a);
-            if best[c] > 0.0 && solo > 0.0 && solo >= need[c] {
+    for k in 0..gpus.len() {
+        for c in 0..n {
+            let a = classes.keys[c].0;
+            let (best, need) = (classes.best[c], classes.need[c]);
+            let solo = data.solo(k, a);
+            if best > 0.0 && solo > 0.0 && solo >= need {
                 columns.push(PairedColumn {
                     gpu_type: k,
                     first: c,
                     second: None,
-                    value: value(c, solo),
+                    value: classes.value(c, solo),
                 });
             }
-            if !pairs_on.get(k).copied().unwrap_or(false) || best[c] <= 0.0 {
+            if !pairs_on.get(k).copied().unwrap_or(false) || best <= 0.0 {
                 continue;
             }
-            for d in c..keys.len() {
-                if d == c && classes[&keys[c]].len() < 2 {
+            for d in c..n {
+                if d == c && classes.members[c].len() < 2 {
                     continue;
                 }
-                let (x, y) = table.pair(w, a, keys[d].0);
-                if best[d] > 0.0 && x > 0.0 && y > 0.0 && x >= need[c] && y >= need[d] {
+                let (x, y) = data.pair(k, a, classes.keys[d].0);
+                if classes.best[d] > 0.0 && x > 0.0 && y > 0.0 && x >= need && y >= classes.need[d]
+                {
                     columns.push(PairedColumn {
                         gpu_type: k,
                         first: c,
                         second: Some(d),
-                        value: value(c, x) + value(d, y),
+                        value: classes.value(c, x) + classes.value(d, y),
                     });
                 }
             }
         }
     }
+    columns
+}
+
+/// [`solve`], reusing `cache`'s answer when the program is the last one's (the same data is the
+/// caller's to keep).
+///
+/// # Errors
+///
+/// As [`solve`].
+pub fn solve_with<T: Throughputs + ?Sized>(
+    data: &T,
+    gpus: &[u32],
+    jobs: &[PairedJob],
+    pairs_on: &[bool],
+    cache: &mut PairedCache,
+) -> Result<Option<PairedPlan>, PolicyError> {
+    let classes = classes_of(data, gpus, jobs, pairs_on);
+    let columns = columns_of(data, gpus, &classes, pairs_on);
     if columns.is_empty() {
         // Nothing can run: feasible unless a job has a floor.
         let plan = PairedPlan {
             gpus: Vec::new(),
             value: 0.0,
         };
-        return Ok(keys.iter().all(|k| k.2.is_none()).then_some(plan));
+        return Ok(classes.keys.iter().all(|k| k.2.is_none()).then_some(plan));
     }
     let signature: Signature = (
-        keys.iter().map(|k| (*k, classes[k].len())).collect(),
-        cluster.types.iter().map(|t| t.count).collect(),
+        classes
+            .keys
+            .iter()
+            .zip(&classes.members)
+            .map(|(k, m)| (*k, m.len()))
+            .collect(),
+        gpus.to_vec(),
         pairs_on.to_vec(),
     );
     let answer = match cache.last.take() {
         Some((last, answer)) if last == signature => answer,
-        _ => solve_program(&keys, &classes, &columns, cluster)?,
+        _ => solve_program(&classes, &columns, gpus)?,
     };
     cache.last = Some((signature, answer.clone()));
-    let Some(counts) = answer else {
-        return Ok(None);
-    };
-    // Each class's seats (throughput, column, instance, side), fastest first, go to its jobs in
-    // the caller's order.
-    let mut seats: Vec<Vec<(f64, usize, u64, usize)>> = vec![Vec::new(); keys.len()];
+    Ok(answer.map(|counts| seat(data, &classes, &columns, &counts)))
+}
+
+/// Hands each class's seats (throughput, column, instance, side), fastest first, to its jobs in
+/// the caller's order, and groups them by GPU.
+fn seat<T: Throughputs + ?Sized>(
+    data: &T,
+    classes: &Classes,
+    columns: &[PairedColumn],
+    counts: &[u64],
+) -> PairedPlan {
+    let mut seats: Vec<Vec<(f64, usize, u64, usize)>> = vec![Vec::new(); classes.keys.len()];
     for (i, col) in columns.iter().enumerate() {
-        let w = cluster.types[col.gpu_type].worker;
+        let k = col.gpu_type;
         for n in 0..counts[i] {
             match col.second {
-                None => seats[col.first].push((table.solo(w, keys[col.first].0), i, n, 0)),
+                None => seats[col.first].push((data.solo(k, classes.keys[col.first].0), i, n, 0)),
                 Some(d) => {
-                    let (x, y) = table.pair(w, keys[col.first].0, keys[d].0);
+                    let (x, y) = data.pair(k, classes.keys[col.first].0, classes.keys[d].0);
                     seats[col.first].push((x, i, n, 0));
                     seats[d].push((y, i, n, 1));
                 }
             }
         }
     }
-    let mut seated: BTreeMap<(usize, u64, usize), (usize, f64)> = BTreeMap::new();
+    let mut seated: BTreeMap<(usize, u64, usize), (u64, f64)> = BTreeMap::new();
     for (c, mut list) in seats.into_iter().enumerate() {
         list.sort_by(|p, q| {
             q.0.total_cmp(&p.0)
                 .then((p.1, p.2, p.3).cmp(&(q.1, q.2, q.3)))
         });
         // The program keeps each class within its size, so every seat finds a job.
-        for (&(thr, i, n, side), &j) in list.iter().zip(&classes[&keys[c]]) {
+        for (&(thr, i, n, side), &j) in list.iter().zip(&classes.members[c]) {
             seated.insert((i, n, side), (j, thr));
         }
     }
-    let mut on_gpu: BTreeMap<(usize, u64), Vec<(usize, f64)>> = BTreeMap::new();
+    let mut on_gpu: BTreeMap<(usize, u64), Vec<(u64, f64)>> = BTreeMap::new();
     let mut total = 0.0;
     for ((i, n, side), (j, thr)) in seated {
         let col = &columns[i];
@@ -267,7 +322,7 @@ pub fn solve_with(
         } else {
             col.second.unwrap_or(col.first)
         };
-        total += value(class, thr);
+        total += classes.value(class, thr);
         on_gpu.entry((i, n)).or_default().push((j, thr));
     }
     let gpus = on_gpu
@@ -277,80 +332,55 @@ pub fn solve_with(
             jobs,
         })
         .collect();
-    Ok(Some(PairedPlan { gpus, value: total }))
+    PairedPlan { gpus, value: total }
 }
 
-/// The integer program of the module docs, solved exactly by the core crate's
-/// [`PairedProgram`]: the count of each column, or `None` when it is infeasible.
+/// The integer program of the module docs, solved exactly by [`PairedProgram`]: the count of
+/// each column, or `None` when it is infeasible.
 fn solve_program(
-    keys: &[ClassKey],
-    classes: &BTreeMap<ClassKey, Vec<usize>>,
+    classes: &Classes,
     columns: &[PairedColumn],
-    cluster: &Cluster,
-) -> Result<Option<Vec<u64>>, SimError> {
+    gpus: &[u32],
+) -> Result<Option<Vec<u64>>, PolicyError> {
     let program = PairedProgram {
-        classes: keys
+        classes: classes
+            .keys
             .iter()
-            .map(|key| PairedClass {
-                size: u32::try_from(classes[key].len()).unwrap_or(u32::MAX),
+            .zip(&classes.members)
+            .map(|(key, members)| PairedClass {
+                size: u32::try_from(members.len()).unwrap_or(u32::MAX),
                 all_run: key.2.is_some(),
             })
             .collect(),
-        gpus: cluster.types.iter().map(|t| t.count).collect(),
+        gpus: gpus.to_vec(),
         columns: columns.to_vec(),
     };
-    let answer = program.solve().map_err(|e| SimError::Solver {
-        policy: "sts".to_string(),
-        message: format!("paired round: {e}"),
-    })?;
+    let answer = program.solve().map_err(PolicyError::Paired)?;
     Ok(answer.map(|a| a.counts.into_iter().map(u64::from).collect()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ClusterType, ThroughputTable};
+    use crate::policy::data::ThroughputMatrix;
     use proptest::prelude::*;
-    use stsfair_costs::JobType;
 
     /// A table of `solo[w][a]` and symmetric pairs `pair[w][a][b] = (a's, b's)`.
-    fn table(solo: Vec<Vec<f64>>, pair: Vec<Vec<Vec<(f64, f64)>>>) -> ThroughputTable {
-        let workers = (0..solo.len()).map(|w| format!("gpu{w}")).collect();
-        let jobs = (0..solo[0].len())
-            .map(|a| JobType {
-                family: format!("job{a}"),
-                batch_size: None,
-                scale_factor: 1,
-            })
-            .collect();
-        ThroughputTable::new(
-            workers,
-            jobs,
-            |w, a| Some(solo[w][a]),
-            |w, a, b| Some(pair[w][a][b]),
-        )
+    fn table(solo: Vec<Vec<f64>>, pair: Vec<Vec<Vec<(f64, f64)>>>) -> ThroughputMatrix {
+        let jobs = solo[0].len();
+        ThroughputMatrix::new(vec![1; jobs], solo, pair).expect("a valid table")
     }
 
-    fn cluster(counts: &[u32]) -> Cluster {
-        Cluster {
-            types: counts
-                .iter()
-                .enumerate()
-                .map(|(w, &count)| ClusterType {
-                    name: format!("gpu{w}"),
-                    worker: w,
-                    count,
-                })
-                .collect(),
-        }
+    fn cluster(counts: &[u32]) -> Vec<u32> {
+        counts.to_vec()
     }
 
     /// Brute force over every assignment of a round's jobs: idle, alone on a GPU, or beside one
     /// other job on a type in `pairs_on`, keeping the counts and the floors. Exponential: for a
     /// handful of jobs.
     struct Brute<'a> {
-        t: &'a ThroughputTable,
-        c: &'a Cluster,
+        t: &'a ThroughputMatrix,
+        c: &'a [u32],
         jobs: &'a [PairedJob],
         pairs_on: &'a [bool],
         best: Vec<f64>,
@@ -387,13 +417,13 @@ mod tests {
                 keep(self.search(i + 1, done, left));
                 done[i] = false;
             }
-            for (k, ty) in self.c.types.iter().enumerate() {
+            for k in 0..self.c.len() {
                 if left[k] == 0 {
                     continue;
                 }
                 left[k] -= 1;
                 done[i] = true;
-                let solo = self.t.solo(ty.worker, self.jobs[i].job_type);
+                let solo = self.t.solo(k, self.jobs[i].job_type);
                 if self.admits(i, solo) {
                     keep(
                         self.search(i + 1, done, left)
@@ -405,9 +435,7 @@ mod tests {
                         if done[j] {
                             continue;
                         }
-                        let (x, y) =
-                            self.t
-                                .pair(ty.worker, self.jobs[i].job_type, self.jobs[j].job_type);
+                        let (x, y) = self.t.pair(k, self.jobs[i].job_type, self.jobs[j].job_type);
                         if self.admits(i, x) && self.admits(j, y) {
                             done[j] = true;
                             keep(
@@ -427,18 +455,17 @@ mod tests {
 
     /// The best value of the round by brute force; `None` when no assignment keeps the floors.
     fn brute_force(
-        t: &ThroughputTable,
-        c: &Cluster,
+        t: &ThroughputMatrix,
+        c: &[u32],
         jobs: &[PairedJob],
         pairs_on: &[bool],
     ) -> Option<f64> {
         let best = jobs
             .iter()
             .map(|j| {
-                c.types
-                    .iter()
-                    .filter(|k| k.count >= 1)
-                    .map(|k| t.solo(k.worker, j.job_type))
+                (0..c.len())
+                    .filter(|&k| c[k] >= 1)
+                    .map(|k| t.solo(k, j.job_type))
                     .fold(0.0, f64::max)
             })
             .collect();
@@ -450,29 +477,29 @@ mod tests {
             best,
         };
         let mut done = vec![false; jobs.len()];
-        let mut left: Vec<u32> = c.types.iter().map(|k| k.count).collect();
+        let mut left: Vec<u32> = c.to_vec();
         brute.search(0, &mut done, &mut left)
     }
 
     /// Checks a plan: counts, each job at most once, floors, throughputs from the table, value.
     fn check(
-        t: &ThroughputTable,
-        c: &Cluster,
+        t: &ThroughputMatrix,
+        c: &[u32],
         jobs: &[PairedJob],
         pairs_on: &[bool],
         plan: &PairedPlan,
     ) {
-        let mut used = vec![0u32; c.types.len()];
+        let mut used = vec![0u32; c.len()];
         let mut seen = std::collections::BTreeSet::new();
         let mut value = 0.0;
-        let job = |id: usize| {
+        let job = |id: u64| {
             jobs.iter()
                 .find(|j| j.id == id)
                 .expect("a job of the round")
         };
         for g in &plan.gpus {
             used[g.gpu_type] += 1;
-            let w = c.types[g.gpu_type].worker;
+            let w = g.gpu_type;
             match g.jobs[..] {
                 [(a, thr)] => assert_eq!(thr, t.solo(w, job(a).job_type)),
                 [(a, x), (b, y)] => {
@@ -484,18 +511,16 @@ mod tests {
             for &(id, thr) in &g.jobs {
                 assert!(seen.insert(id), "job {id} placed twice");
                 let j = job(id);
-                let best = c
-                    .types
-                    .iter()
-                    .filter(|k| k.count >= 1)
-                    .map(|k| t.solo(k.worker, j.job_type))
+                let best = (0..c.len())
+                    .filter(|&k| c[k] >= 1)
+                    .map(|k| t.solo(k, j.job_type))
                     .fold(0.0, f64::max);
                 assert!(thr >= j.floor.min(best) && thr > 0.0);
                 value += j.weight * thr / best;
             }
         }
-        for (k, ty) in c.types.iter().enumerate() {
-            assert!(used[k] <= ty.count);
+        for (k, &count) in c.iter().enumerate() {
+            assert!(used[k] <= count);
         }
         for j in jobs.iter().filter(|j| j.floor > 0.0) {
             assert!(seen.contains(&j.id), "job {} has a floor and idles", j.id);
@@ -520,7 +545,7 @@ mod tests {
         let c = cluster(&[2, 1]);
         let jobs: Vec<PairedJob> = (0..3)
             .map(|a| PairedJob {
-                id: 10 + a,
+                id: 10 + a as u64,
                 job_type: a,
                 weight: 1.0,
                 floor: 0.0,
@@ -625,7 +650,7 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, &(a, w, f))| PairedJob {
-                    id: i,
+                    id: i as u64,
                     job_type: a,
                     weight: f64::from(w),
                     // Floors of 0-10 steps/s on about a third of the jobs.
