@@ -18,6 +18,7 @@ pub mod options;
 pub mod paired;
 pub mod paired_round;
 pub mod rules;
+pub mod snapshot;
 pub mod sts;
 
 use thiserror::Error;
@@ -25,6 +26,7 @@ use thiserror::Error;
 pub use data::{ThroughputMatrix, Throughputs, composed_throughput};
 pub use options::{SecondStageRounds, StsOptions, Weights};
 pub use paired::{PairedClass, PairedColumn, PairedError, PairedProgram};
+pub use snapshot::StsSnapshot;
 pub use sts::{Realized, StsJob, StsPlan, StsPolicy, StsRun};
 
 /// Why the policy refused a setting, a job or an event, or could not plan.
@@ -76,6 +78,14 @@ pub enum PolicyError {
     /// The round scheduler refused an event or failed to plan.
     #[error(transparent)]
     Round(#[from] crate::RoundError),
+    /// A snapshot that breaks a rule ([`StsPolicy::restore`]).
+    #[error("snapshot: {field} {rule}")]
+    Snapshot {
+        /// The field, as a path.
+        field: String,
+        /// The rule.
+        rule: String,
+    },
     /// The paired round's program failed.
     #[error("paired round: {0}")]
     Paired(#[from] PairedError),

@@ -247,19 +247,19 @@ pub struct Realized {
 
 /// What the policy knows of an active job.
 #[derive(Debug, Clone)]
-struct Active {
-    job: StsJob,
+pub(crate) struct Active {
+    pub(crate) job: StsJob,
     /// The job's name in the round scheduler: `id/job_type`, so that the placement's co-location
     /// model can read its type back.
-    name: String,
-    workers: u32,
-    steps_done: f64,
+    pub(crate) name: String,
+    pub(crate) workers: u32,
+    pub(crate) steps_done: f64,
     /// Seconds of service received, for the attained-service weights.
-    attained: f64,
+    pub(crate) attained: f64,
     /// Slot times as derived at arrival (GPU type, slot units, seconds per step).
-    arrival_times: Vec<(usize, u64, f64)>,
+    pub(crate) arrival_times: Vec<(usize, u64, f64)>,
     /// The times the round scheduler holds, so that only changes are sent.
-    given: Option<Vec<(usize, u64, f64)>>,
+    pub(crate) given: Option<Vec<(usize, u64, f64)>>,
 }
 
 /// The pairing step's settings, resolved to GPU type indices.
@@ -399,10 +399,24 @@ impl StsPolicy {
     /// arrival or length out of range; [`PolicyError::Round`] when the round scheduler refuses
     /// the job (no slot on any type).
     pub fn job_arrived(&mut self, now: f64, job: StsJob) -> Result<(), PolicyError> {
-        let bad = |rule: &'static str| PolicyError::Job { job: job.id, rule };
         if self.jobs.contains_key(&job.id) {
-            return Err(bad("is already active"));
+            return Err(PolicyError::Job {
+                job: job.id,
+                rule: "is already active",
+            });
         }
+        let (spec, active) = self.admit(&job)?;
+        self.inner.add_job(spec)?;
+        self.crowding.job_arrived();
+        self.last_arrival = Some(now);
+        self.order.push(job.id);
+        self.jobs.insert(job.id, active);
+        Ok(())
+    }
+
+    /// Checks `job` and derives what the round scheduler and the policy hold of it.
+    pub(crate) fn admit(&self, job: &StsJob) -> Result<(JobSpec, Active), PolicyError> {
+        let bad = |rule: &'static str| PolicyError::Job { job: job.id, rule };
         if job.job_type >= self.data.job_types() {
             return Err(bad("has a job type the throughputs lack"));
         }
@@ -436,23 +450,16 @@ impl StsPolicy {
                 }
             }
         }
-        self.inner.add_job(spec)?;
-        self.crowding.job_arrived();
-        self.last_arrival = Some(now);
-        self.order.push(job.id);
-        self.jobs.insert(
-            job.id,
-            Active {
-                job,
-                name,
-                workers,
-                steps_done: 0.0,
-                attained: 0.0,
-                arrival_times,
-                given: None,
-            },
-        );
-        Ok(())
+        let active = Active {
+            job: job.clone(),
+            name,
+            workers,
+            steps_done: 0.0,
+            attained: 0.0,
+            arrival_times,
+            given: None,
+        };
+        Ok((spec, active))
     }
 
     /// Job `id` finished (or left): it is no longer planned.
@@ -492,6 +499,10 @@ impl StsPolicy {
                     rule: "realized throughput and steps must be finite and >= 0",
                 });
             }
+        }
+        // An empty plan (no active job) has nothing to report.
+        if self.order.is_empty() && runs.is_empty() {
+            return Ok(());
         }
         let report: Vec<(&str, f64)> = runs
             .iter()
@@ -944,11 +955,8 @@ fn pairing_of(
     }
 }
 
-/// The round scheduler of the policy's cluster: the configured solver (with the ILP behind the
-/// DP where the build has HiGHS, for rounds the DP refuses as too large), and the placement's
-/// co-location model: a pair's measured slowdown `1 - shared / solo` (infinite for pairs that
-/// cannot share), and with the pairing step, 0 for matched partners and the slowdown plus 1 for
-/// any other pair, so that placement keeps the matched pairs together first.
+/// The round scheduler of the policy's cluster, with the solver of [`solver_of`] and the
+/// placement model of [`attach`].
 fn round_scheduler(
     options: &StsOptions,
     names: &[String],
@@ -966,20 +974,40 @@ fn round_scheduler(
     let cluster = builder
         .build()
         .map_err(|source| PolicyError::Cluster { source })?;
+    let scheduler = RoundScheduler::new(&cluster, solver_of(options, fallbacks));
+    Ok(attach(scheduler, options, names, data, pairing))
+}
+
+/// The configured solver, with the ILP behind the DP where the build has HiGHS (for rounds the
+/// DP refuses as too large; the refusals are counted in `fallbacks`).
+fn solver_of(options: &StsOptions, fallbacks: &Arc<AtomicU64>) -> Box<dyn Solver> {
     let config = SolverConfig::default();
     let primary = options.solver.build(&config);
     let backup = SolverKind::ALL
         .iter()
         .find(|k| k.name() == "ilp" && **k != options.solver)
         .map(|k| k.build(&config));
-    let solver: Box<dyn Solver> = match backup {
+    match backup {
         Some(then) => Box::new(Fallback {
             first: primary,
             then,
             fallbacks: Arc::clone(fallbacks),
         }),
         None => primary,
-    };
+    }
+}
+
+/// `scheduler` with the placement's co-location model: a pair's measured slowdown
+/// `1 - shared / solo` (infinite for pairs that cannot share), and with the pairing step, 0 for
+/// matched partners and the slowdown plus 1 for any other pair, so that placement keeps the
+/// matched pairs together first; and with the long-run prices where the options ask for them.
+fn attach(
+    scheduler: RoundScheduler,
+    options: &StsOptions,
+    names: &[String],
+    data: &Arc<dyn Throughputs>,
+    pairing: &Option<Pairing>,
+) -> RoundScheduler {
     let index: HashMap<String, usize> = names
         .iter()
         .enumerate()
@@ -1008,14 +1036,105 @@ fn round_scheduler(
         let matched = partners.read().is_ok_and(|m| m.get(&(k, x)) == Some(&y));
         if matched { 0.0 } else { slowdown + 1.0 }
     };
-    let scheduler = RoundScheduler::new(&cluster, solver).with_colocation(model);
+    let scheduler = scheduler.with_colocation(model);
     #[cfg(feature = "highs")]
     let scheduler = if options.prices {
         scheduler.with_service_prices(crate::bound::LongRunPrices::default())
     } else {
         scheduler
     };
-    Ok(scheduler)
+    #[cfg(not(feature = "highs"))]
+    let _ = options;
+    scheduler
+}
+
+/// What [`StsPolicy::snapshot`] reads of the policy.
+pub(crate) struct StateView<'a> {
+    pub(crate) options: &'a StsOptions,
+    pub(crate) names: &'a [String],
+    pub(crate) counts: &'a [u32],
+    pub(crate) order: &'a [u64],
+    pub(crate) jobs: &'a HashMap<u64, Active>,
+    pub(crate) planned: &'a HashMap<u64, (f64, usize, f64)>,
+    pub(crate) holding: bool,
+    pub(crate) work_rate: Option<f64>,
+    pub(crate) last_arrival: Option<f64>,
+    pub(crate) kept_promises: (f64, u64),
+    pub(crate) solver_seconds: f64,
+    pub(crate) partners: Vec<(usize, u64, u64)>,
+    pub(crate) scheduler: crate::rounds::SchedulerSnapshot,
+}
+
+/// What [`StsPolicy::restore`] sets, checked.
+pub(crate) struct RestoredState {
+    pub(crate) scheduler: RoundScheduler,
+    pub(crate) jobs: HashMap<u64, Active>,
+    pub(crate) order: Vec<u64>,
+    pub(crate) planned: HashMap<u64, (f64, usize, f64)>,
+    pub(crate) holding: bool,
+    pub(crate) work_rate: Option<f64>,
+    pub(crate) last_arrival: Option<f64>,
+    pub(crate) kept_promises: (f64, u64),
+    pub(crate) solver_seconds: f64,
+    pub(crate) partners: HashMap<(usize, u64), u64>,
+}
+
+impl StsPolicy {
+    pub(crate) fn state(&self) -> StateView<'_> {
+        let partners = self
+            .pairing
+            .as_ref()
+            .and_then(|p| {
+                p.partners
+                    .read()
+                    .ok()
+                    .map(|m| m.iter().map(|(&(k, a), &b)| (k, a, b)).collect())
+            })
+            .unwrap_or_default();
+        StateView {
+            options: &self.options,
+            names: &self.names,
+            counts: &self.counts,
+            order: &self.order,
+            jobs: &self.jobs,
+            planned: &self.planned,
+            holding: self.crowding.holding,
+            work_rate: self.work_rate,
+            last_arrival: self.last_arrival,
+            kept_promises: self.kept_promises,
+            solver_seconds: self.solver_seconds,
+            partners,
+            scheduler: self.inner.snapshot(),
+        }
+    }
+
+    /// A solver as the policy's own, for a restored round scheduler.
+    pub(crate) fn solver_for_restore(&self) -> Box<dyn Solver> {
+        solver_of(&self.options, &self.fallbacks)
+    }
+
+    pub(crate) fn set_state(&mut self, state: RestoredState) {
+        self.inner = attach(
+            state.scheduler,
+            &self.options,
+            &self.names,
+            &self.data,
+            &self.pairing,
+        );
+        self.jobs = state.jobs;
+        self.order = state.order;
+        self.planned = state.planned;
+        self.crowding.holding = state.holding;
+        self.work_rate = state.work_rate;
+        self.last_arrival = state.last_arrival;
+        self.kept_promises = state.kept_promises;
+        self.solver_seconds = state.solver_seconds;
+        if let Some(p) = &self.pairing
+            && let Ok(mut m) = p.partners.write()
+        {
+            *m = state.partners;
+        }
+    }
 }
 
 #[cfg(test)]
