@@ -10,6 +10,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+mod policy;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -40,6 +42,12 @@ create_exception!(
     SolveError,
     PyRuntimeError,
     "The solver could not answer (e.g. the DP's state space is past its limit)."
+);
+create_exception!(
+    stsfair,
+    PolicyError,
+    PyValueError,
+    "A StsPolicy call the policy refuses (a setting, a job or a snapshot that breaks a rule): the message names it."
 );
 create_exception!(
     stsfair,
@@ -748,7 +756,7 @@ impl Scheduler {
 
 /// `stsfair.GavelThroughputs`: Gavel's measured throughputs as vendored in `stsfair-costs`.
 #[pyclass(module = "stsfair", name = "GavelThroughputs", frozen)]
-struct GavelTable {
+pub(crate) struct GavelTable {
     data: Gavel,
     seed: u64,
     /// The model `stsfair gen --gavel` derives slot times from (the measured table, completed by
@@ -932,6 +940,8 @@ fn _stsfair(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VerifyError", py.get_type::<VerifyError>())?;
     m.add("SolveError", py.get_type::<SolveError>())?;
     m.add("SchedulerError", py.get_type::<SchedulerError>())?;
+    m.add("PolicyError", py.get_type::<PolicyError>())?;
+    m.add_class::<policy::Policy>()?;
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(gavel_throughputs, m)?)?;

@@ -8,9 +8,11 @@ throughputs. Documents are dicts in the shapes of ``docs/format.md`` (``stsfair/
 from ._stsfair import (
     GavelThroughputs,
     InstanceError,
+    PolicyError,
     RoundScheduler,
     SchedulerError,
     SolveError,
+    StsPolicy,
     VerifyError,
     __version__,
     gavel_throughputs,
@@ -22,9 +24,11 @@ from ._stsfair import (
 __all__ = [
     "GavelThroughputs",
     "InstanceError",
+    "PolicyError",
     "RoundScheduler",
     "SchedulerError",
     "SolveError",
+    "StsPolicy",
     "VerifyError",
     "__version__",
     "gavel_throughputs",

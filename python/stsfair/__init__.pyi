@@ -2,9 +2,11 @@
 from ._stsfair import Document as Document
 from ._stsfair import GavelThroughputs as GavelThroughputs
 from ._stsfair import InstanceError as InstanceError
+from ._stsfair import PolicyError as PolicyError
 from ._stsfair import RoundScheduler as RoundScheduler
 from ._stsfair import SchedulerError as SchedulerError
 from ._stsfair import SolveError as SolveError
+from ._stsfair import StsPolicy as StsPolicy
 from ._stsfair import VerifyError as VerifyError
 from ._stsfair import __version__ as __version__
 from ._stsfair import gavel_throughputs as gavel_throughputs
@@ -15,9 +17,11 @@ from ._stsfair import verify as verify
 __all__ = [
     "GavelThroughputs",
     "InstanceError",
+    "PolicyError",
     "RoundScheduler",
     "SchedulerError",
     "SolveError",
+    "StsPolicy",
     "VerifyError",
     "__version__",
     "gavel_throughputs",

@@ -16,6 +16,9 @@ class VerifyError(ValueError):
 class SolveError(RuntimeError):
     """The solver could not answer (e.g. the DP's state space is past its limit)."""
 
+class PolicyError(ValueError):
+    """A StsPolicy call the policy refuses (a setting, a job or a snapshot that breaks a rule)."""
+
 class SchedulerError(ValueError):
     """A RoundScheduler call the scheduler refuses (unknown or duplicate job, no plan to report, ...)."""
 
@@ -83,3 +86,32 @@ class GavelThroughputs:
 
 def gavel_throughputs(seed: int = 0) -> GavelThroughputs:
     """The bundled Gavel table; `seed` seeds the predictor of unmeasured pairs (as `gen --gavel --seed`)."""
+
+class StsPolicy:
+    """The library's round policy (stsfair::policy::StsPolicy): events in, a plan out."""
+    def __init__(
+        self,
+        cluster: Sequence[Tuple[str, int]],
+        throughputs: Union[GavelThroughputs, Mapping[str, Any]],
+        options: Optional[Mapping[str, Any]] = None,
+    ) -> None: ...
+    def job_arrived(
+        self,
+        now: float,
+        job: int,
+        job_type: Union[int, str],
+        weight: float = 1.0,
+        arrival: Optional[float] = None,
+        steps: Optional[float] = None,
+    ) -> None: ...
+    def job_finished(self, job: int) -> None: ...
+    def round_realized(self, seconds: float, realized: Mapping[int, Tuple[float, float]]) -> None: ...
+    def plan(self, now: float) -> Dict[str, Any]: ...
+    def snapshot(self) -> str: ...
+    @staticmethod
+    def restore(snapshot: str, throughputs: Union[GavelThroughputs, Mapping[str, Any]]) -> "StsPolicy": ...
+    @property
+    def active(self) -> List[int]: ...
+    def attained(self, job: int) -> float: ...
+    @property
+    def solver_seconds(self) -> float: ...

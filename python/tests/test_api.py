@@ -7,7 +7,8 @@ import stsfair
 from conftest import REPO
 
 NAMES = ["solve", "verify", "InstanceError", "VerifyError", "SolveError", "SchedulerError",
-         "RoundScheduler", "GavelThroughputs", "gavel_throughputs", "solvers", "__version__"]
+         "RoundScheduler", "GavelThroughputs", "gavel_throughputs", "solvers", "__version__",
+         "StsPolicy", "PolicyError"]
 
 
 def test_fixed_names_are_exported():

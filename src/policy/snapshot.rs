@@ -118,6 +118,11 @@ struct SnapJob {
 }
 
 impl StsSnapshot {
+    /// The cluster the snapshot's policy runs on: GPU type names and counts.
+    pub fn cluster(&self) -> &[(String, u32)] {
+        &self.cluster
+    }
+
     /// The snapshot as one line of JSON.
     pub fn to_json(&self) -> String {
         // A struct of numbers, strings and vectors always serializes.
