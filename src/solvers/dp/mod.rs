@@ -163,7 +163,7 @@ pub struct Dp {
     /// cost up to their fixed limits. Only the unit tests set it (to check the tables on small
     /// instances), so it is not part of the public API.
     pub(crate) tables_after_states: u64,
-    /// Once the runs of a solve have created this many states (default 10,000), or are
+    /// Once the runs of a solve have created this many states (default 9,000), or are
     /// predicted to with the next run's, the multipliers are refined by smoothing
     /// (docs/solver.md steps 2 and 5). Any value gives the optimum; the unit tests set 0
     /// (smoothing before the first run) and 1 to 63 (both ways of taking it).
