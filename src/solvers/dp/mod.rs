@@ -1257,6 +1257,28 @@ mod tests {
         }
     }
 
+    /// The smoothing's trigger counts the next run's predicted states: on round62, whose
+    /// descent stops 0.40 above the LP's value, the run at gap 0.058 (2,403 states) predicts
+    /// 9,873 with the next, which makes the smoothing there (limits.rs, SMOOTH_AFTER_STATES)
+    /// instead of after three more runs at the descent's multipliers (16,248 states in all).
+    #[test]
+    fn the_hard_round_62_smooths_before_its_runs_grow() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/instances/hard/round62-gavel-100x3-1000.json"
+        );
+        let instance = crate::Instance::from_path(path).unwrap();
+        let solution = Dp::default().solve(&instance).unwrap();
+        assert_eq!(solution.status, Status::Optimal);
+        let objective = solution.objective.unwrap();
+        assert!(
+            crate::solution::objectives_agree(objective, 488.44153338501525),
+            "{objective}"
+        );
+        let states = solution.stats.states.unwrap();
+        assert!(states <= 5_000, "{states} states: {:?}", solution.stats);
+    }
+
     /// Limits that are not a number >= 0 count as 0, an infinite one as none.
     #[test]
     fn time_limits_that_are_not_numbers_stop_at_once() {
