@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "round {round}: objective {:.3}, {} solve(s), relaxed {:?}, migrations {}",
             plan.objective, plan.solves, plan.relaxed, plan.placement.migrations
         );
-        for gpu in plan.placement.gpus.iter().filter(|g| !g.slots.is_empty()) {
+        for gpu in &plan.placement.gpus {
             println!("  {gpu}");
         }
 

@@ -16,7 +16,7 @@
 //! Per GPU, offsets are assigned in decreasing slot size, so every slot of size s starts at a
 //! multiple of s (MIG-style alignment).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
 use rustc_hash::FxHashMap;
@@ -108,7 +108,8 @@ pub struct PlacedGpu {
     pub index: u32,
     /// Units of the GPU, U_k.
     pub units: u32,
-    /// The slots, by increasing offset; empty for an idle GPU.
+    /// The slots, by increasing offset; never empty in a [`Placement`] (which lists only the
+    /// GPUs that hold a slot).
     pub slots: Vec<PlacedSlot>,
 }
 
@@ -135,11 +136,14 @@ impl fmt::Display for PlacedGpu {
     }
 }
 
-/// The slots of a round on every GPU of the cluster.
+/// The slots of a round on the GPUs of the cluster. Only the GPUs that hold a slot are listed,
+/// so a placement's size follows the round's slots, not the cluster's GPUs: the idle GPUs of a
+/// type are the indices 0..n_k that [`Placement::gpus`] does not name.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct Placement {
-    /// Every GPU of every type, in type order and then index order (idle GPUs included).
+    /// The GPUs that hold at least one slot, in type order and then index order. Idle GPUs are
+    /// not listed: a GPU of the cluster absent here runs nothing this round.
     pub gpus: Vec<PlacedGpu>,
     /// Workers placed on a GPU that did not hold a worker of the same job in the previous
     /// placement (matched as multisets), counted only for jobs that ran in the previous placement.
@@ -248,10 +252,7 @@ pub enum PlacementError {
         capacity: u64,
     },
     /// The cluster has more GPUs in all than a placement can hold ([`MAX_GPUS`]).
-    #[error(
-        "the cluster has {gpus} gpus in all, more than the {limit} a placement can hold (it \
-         lists every gpu, idle ones included, and its search keeps a few hundred bytes a gpu)"
-    )]
+    #[error("the cluster has {gpus} gpus in all, more than the {limit} a placement can hold")]
     TooManyGpus {
         /// GPUs of all types.
         gpus: u64,
@@ -260,12 +261,10 @@ pub enum PlacementError {
     },
 }
 
-/// The most GPUs of all types together that [`place`] accepts. A placement lists every GPU
-/// (idle ones too: [`Placement::gpus`]) and its search keeps per-GPU state, a few hundred bytes a
-/// GPU in all (842 MB measured at three types of a million GPUs), so a cluster at the instance
-/// format's limits (64 types of a million GPUs) would need tens of gigabytes; past this limit
-/// `place` refuses before allocating anything. The round problem itself has no such limit: it
-/// counts units per type, not GPUs.
+/// The most GPUs of all types together that [`place`] accepts; past it, `place` refuses the
+/// cluster before any work. Neither a placement nor its search grows with the GPU count: they
+/// keep state only for the GPUs that receive a slot, so a round of three jobs on a type of a
+/// million GPUs lists at most as many GPUs as it has slots.
 pub const MAX_GPUS: u64 = 4_000_000;
 
 /// First-fit decreasing for one GPU type: places slots of the given sizes on `count` GPUs of
@@ -313,10 +312,14 @@ pub fn first_fit_decreasing(sizes: &[u32], count: u32, units: u32) -> Option<Vec
 /// the result is a local optimum, not a proven optimum. With [`NoInterference`] the slowdown terms
 /// are all 0 and only migrations are minimized.
 ///
-/// Time: with m slots of a type, n_k its GPUs and c = U_k / (smallest slot) co-runners at most,
-/// the greedy pass is O(m * (n_k + c^2)) plus O(m^2) model calls cached per pair of jobs; each
-/// of at most 20 improvement passes is O(b * (m + n_k) * c^2) where b counts the slots that sit
-/// next to a co-runner with a cost or away from their previous GPU. Memory O(m + n_k + pairs).
+/// Time: with m slots of a type, p the previous workers on it and c = U_k / (smallest slot)
+/// co-runners at most, the greedy pass is O(m * (m + p + c^2) * log m) plus O(m^2) model calls
+/// cached per pair of jobs; each of at most 20 improvement passes is O(b * (m + p) * c^2) where
+/// b counts the slots that sit next to a co-runner with a cost or away from their previous GPU.
+/// Memory O(m + p + pairs). None of it depends on the number of GPUs n_k: the search keeps state
+/// only for the GPUs it puts a slot on, the empty GPUs are runs of indices, and the placement
+/// lists only the GPUs that hold a slot (the previous placement is read the same way, slot by
+/// slot).
 ///
 /// Errors: a request naming a type or slot size the cluster does not have, zero workers, a job
 /// requested twice, or requests of one type over its capacity n_k * U_k.
@@ -325,6 +328,17 @@ pub fn place(
     requests: &[SlotRequest],
     previous: Option<&Placement>,
     model: &dyn CoLocation,
+) -> Result<Placement, PlacementError> {
+    place_with(types, requests, previous, model, TableForm::Auto)
+}
+
+/// [`place`] with the per-GPU state of every type in the given form.
+fn place_with(
+    types: &[GpuType],
+    requests: &[SlotRequest],
+    previous: Option<&Placement>,
+    model: &dyn CoLocation,
+    form: TableForm,
 ) -> Result<Placement, PlacementError> {
     let gpus: u64 = types.iter().map(|t| u64::from(t.count())).sum();
     if gpus > MAX_GPUS {
@@ -392,7 +406,7 @@ pub fn place(
             capacity: t.capacity(),
         };
         let pairs = PairCache::new(reqs.len());
-        let mut packer = TypePacker::new(t, &reqs, &before, k, model, pairs);
+        let mut packer = TypePacker::new(t, &reqs, &before, k, model, pairs, form);
         packer.greedy().ok_or_else(no_room)?;
         packer.improve();
         if packer.ran.iter().any(|&r| r) {
@@ -406,7 +420,7 @@ pub fn place(
             // start ends with it.
             let pairs =
                 std::mem::replace(&mut packer.pairs, PairCache::Sparse(FxHashMap::default()));
-            let mut fresh = TypePacker::new(t, &reqs, &HashMap::new(), k, model, pairs);
+            let mut fresh = TypePacker::new(t, &reqs, &HashMap::new(), k, model, pairs, form);
             fresh.greedy().ok_or_else(no_room)?;
             fresh.improve();
             fresh.ran.clone_from(&packer.ran);
@@ -540,7 +554,173 @@ impl PairCache {
     }
 }
 
-/// The packing state of one GPU type.
+/// What the search keeps of one GPU.
+#[derive(Debug, Clone, Default)]
+struct GpuState {
+    /// The items on the GPU.
+    items: Vec<usize>,
+    /// Units they take.
+    load: u32,
+    /// The GPU's cost as [`TypePacker::gpu_cost`] last computed it, valid while its items have
+    /// not changed: a trial move reads the costs of two GPUs before and after, and most GPUs are
+    /// read again and again unchanged.
+    cost: Option<Cost>,
+}
+
+/// The per-GPU state of one type: a vector indexed by GPU when the type has few GPUs for its
+/// slots (an index is cheaper than a hash, and the search looks GPUs up millions of times in a
+/// long simulation), a map of the GPUs that received a slot otherwise, so that a type of a
+/// million GPUs costs what its slots cost.
+#[derive(Debug, Clone)]
+enum GpuTable {
+    Dense(Vec<GpuState>),
+    Sparse(FxHashMap<u32, GpuState>),
+}
+
+/// GPUs a type may have per slot for [`GpuTable`] to be a vector: beyond, most of a vector
+/// would be GPUs the slots never touch, allocated and cleared for nothing.
+const DENSE_GPUS_PER_SLOT: usize = 4;
+
+impl GpuTable {
+    /// The table of a type of `n` GPUs that will hold `slots` slots: dense or sparse as `form`
+    /// says, or by their ratio.
+    fn new(n: u32, slots: usize, form: TableForm) -> GpuTable {
+        let dense = match form {
+            #[cfg(test)]
+            TableForm::Dense => true,
+            #[cfg(test)]
+            TableForm::Sparse => false,
+            TableForm::Auto => n as usize <= slots.saturating_mul(DENSE_GPUS_PER_SLOT),
+        };
+        if dense {
+            GpuTable::Dense(vec![GpuState::default(); n as usize])
+        } else {
+            GpuTable::Sparse(FxHashMap::default())
+        }
+    }
+
+    fn get(&self, g: u32) -> Option<&GpuState> {
+        match self {
+            GpuTable::Dense(v) => v.get(g as usize),
+            GpuTable::Sparse(m) => m.get(&g),
+        }
+    }
+
+    fn get_mut(&mut self, g: u32) -> Option<&mut GpuState> {
+        match self {
+            GpuTable::Dense(v) => v.get_mut(g as usize),
+            GpuTable::Sparse(m) => m.get_mut(&g),
+        }
+    }
+
+    /// GPU g's state, created empty if the table has none.
+    fn entry(&mut self, g: u32) -> &mut GpuState {
+        match self {
+            GpuTable::Dense(v) => {
+                let at = g as usize;
+                if at >= v.len() {
+                    v.resize(at + 1, GpuState::default());
+                }
+                &mut v[at]
+            }
+            GpuTable::Sparse(m) => m.entry(g).or_default(),
+        }
+    }
+
+    /// The GPUs holding an item, in increasing index.
+    fn used(&self) -> Vec<u32> {
+        match self {
+            GpuTable::Dense(v) => (0..v.len() as u32)
+                .zip(v)
+                .filter(|(_, s)| s.load > 0)
+                .map(|(g, _)| g)
+                .collect(),
+            GpuTable::Sparse(m) => {
+                let mut v: Vec<u32> = (m.iter())
+                    .filter(|(_, s)| s.load > 0)
+                    .map(|(&g, _)| g)
+                    .collect();
+                v.sort_unstable();
+                v
+            }
+        }
+    }
+}
+
+/// Which form of [`GpuTable`] [`place`] uses: by the ratio of GPUs to slots, or one form for
+/// every type (the tests compare the two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableForm {
+    Auto,
+    #[cfg(test)]
+    Dense,
+    #[cfg(test)]
+    Sparse,
+}
+
+/// The empty GPUs of a type as runs of consecutive indices (first -> one past the last), so
+/// that a type of a million GPUs with a few in use is a few runs: O(runs) memory, O(log runs)
+/// an update, and listing in index order costs nothing per GPU skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct EmptyGpus {
+    runs: BTreeMap<u32, u32>,
+}
+
+impl EmptyGpus {
+    /// GPUs 0..n, all empty.
+    fn new(n: u32) -> EmptyGpus {
+        let mut runs = BTreeMap::new();
+        if n > 0 {
+            runs.insert(0, n);
+        }
+        EmptyGpus { runs }
+    }
+
+    /// The run holding GPU g, if g is empty.
+    fn run_of(&self, g: u32) -> Option<(u32, u32)> {
+        self.runs
+            .range(..=g)
+            .next_back()
+            .map(|(&first, &end)| (first, end))
+            .filter(|&(_, end)| g < end)
+    }
+
+    fn remove(&mut self, g: u32) {
+        let Some((first, end)) = self.run_of(g) else {
+            return;
+        };
+        self.runs.remove(&first);
+        if first < g {
+            self.runs.insert(first, g);
+        }
+        if g + 1 < end {
+            self.runs.insert(g + 1, end);
+        }
+    }
+
+    fn insert(&mut self, g: u32) {
+        if self.run_of(g).is_some() {
+            return;
+        }
+        let mut first = g;
+        if let Some((&f, &end)) = self.runs.range(..g).next_back()
+            && end == g
+        {
+            first = f;
+        }
+        let end = self.runs.remove(&(g + 1)).unwrap_or(g + 1);
+        self.runs.insert(first, end);
+    }
+
+    /// The empty GPUs in increasing index.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.runs.iter().flat_map(|(&first, &end)| first..end)
+    }
+}
+
+/// The packing state of one GPU type. Its memory and time follow the slots placed, never the
+/// type's GPU count: per-GPU state is kept only for GPUs that received a slot, and the empty
+/// GPUs are runs of indices.
 struct TypePacker<'a> {
     type_name: &'a str,
     units: u32,
@@ -549,9 +729,8 @@ struct TypePacker<'a> {
     items: Vec<Item>,
     /// GPU of each item (u32::MAX before it is placed).
     loc: Vec<u32>,
-    /// Items on each GPU.
-    occ: Vec<Vec<usize>>,
-    load: Vec<u32>,
+    /// The GPUs' items, loads and cached costs; a GPU the table does not hold is empty.
+    gpus: GpuTable,
     /// Items of each request.
     req_items: Vec<Vec<usize>>,
     /// Per request: whether the job ran in the previous placement, and its previous GPUs of this
@@ -560,16 +739,12 @@ struct TypePacker<'a> {
     prev: Vec<Vec<u32>>,
     /// GPUs with 0 < load < units, and GPUs with load 0.
     partial: BTreeSet<u32>,
-    empty: BTreeSet<u32>,
+    empty: EmptyGpus,
     /// Pair costs by (request, request), computed once.
     pairs: PairCache,
     /// The buffer of [`TypePacker::gpu_cost`]: the search asks for GPU costs millions of times
     /// in a long simulation, and allocating a list each time would cost a tenth of its time.
     scratch: Vec<usize>,
-    /// Per GPU, its cost as [`TypePacker::gpu_cost`] last computed it, valid while the GPU's
-    /// items have not changed: a trial move reads the costs of two GPUs before and after, and
-    /// most GPUs are read again and again unchanged.
-    cost: Vec<Option<Cost>>,
     /// The model's [`CoLocation::interference_free`]: every pair costs nothing, so only
     /// migrations count.
     free: bool,
@@ -583,6 +758,7 @@ impl<'a> TypePacker<'a> {
         k: usize,
         model: &'a dyn CoLocation,
         pairs: PairCache,
+        form: TableForm,
     ) -> Self {
         let mut items = Vec::new();
         let mut req_items = vec![Vec::new(); reqs.len()];
@@ -618,6 +794,7 @@ impl<'a> TypePacker<'a> {
             })
             .collect();
         let loc = vec![u32::MAX; items.len()];
+        let gpus = GpuTable::new(n, items.len(), form);
         TypePacker {
             type_name: t.name(),
             units: t.units(),
@@ -625,18 +802,43 @@ impl<'a> TypePacker<'a> {
             model,
             items,
             loc,
-            occ: vec![Vec::new(); n as usize],
-            load: vec![0; n as usize],
+            gpus,
             req_items,
             ran,
             prev,
             partial: BTreeSet::new(),
-            empty: (0..n).collect(),
+            empty: EmptyGpus::new(n),
             pairs,
             scratch: Vec::new(),
-            cost: vec![None; n as usize],
             free: model.interference_free(),
         }
+    }
+
+    /// Units in use on GPU g.
+    fn load(&self, g: u32) -> u32 {
+        self.gpus.get(g).map_or(0, |s| s.load)
+    }
+
+    /// Items on GPU g.
+    fn occ(&self, g: u32) -> &[usize] {
+        self.gpus.get(g).map_or(&[], |s| &s.items)
+    }
+
+    /// The cached cost of GPU g.
+    fn cached(&self, g: u32) -> Option<Cost> {
+        self.gpus.get(g).and_then(|s| s.cost)
+    }
+
+    /// Sets the cached cost of GPU g (a GPU that holds or held an item).
+    fn set_cached(&mut self, g: u32, cost: Option<Cost>) {
+        if let Some(s) = self.gpus.get_mut(g) {
+            s.cost = cost;
+        }
+    }
+
+    /// The GPUs holding an item, in increasing index.
+    fn used(&self) -> Vec<u32> {
+        self.gpus.used()
     }
 
     fn pair(&mut self, a: usize, b: usize) -> (bool, f64) {
@@ -667,14 +869,14 @@ impl<'a> TypePacker<'a> {
     /// Distinct requests on GPU g, sorted, into `buf` (cleared first).
     fn jobs_on_into(&self, g: u32, buf: &mut Vec<usize>) {
         buf.clear();
-        buf.extend(self.occ[g as usize].iter().map(|&i| self.items[i].req));
+        buf.extend(self.occ(g).iter().map(|&i| self.items[i].req));
         buf.sort_unstable();
         buf.dedup();
     }
 
     /// Distinct requests on GPU g, sorted.
     fn jobs_on(&self, g: u32) -> Vec<usize> {
-        let mut v = Vec::with_capacity(self.occ[g as usize].len());
+        let mut v = Vec::with_capacity(self.occ(g).len());
         self.jobs_on_into(g, &mut v);
         v
     }
@@ -684,7 +886,7 @@ impl<'a> TypePacker<'a> {
         if self.free {
             return Cost::default();
         }
-        if let Some(c) = self.cost[g as usize] {
+        if let Some(c) = self.cached(g) {
             return c;
         }
         let mut jobs = std::mem::take(&mut self.scratch);
@@ -701,7 +903,7 @@ impl<'a> TypePacker<'a> {
             }
         }
         self.scratch = jobs;
-        self.cost[g as usize] = Some(c);
+        self.set_cached(g, Some(c));
         c
     }
 
@@ -744,9 +946,10 @@ impl<'a> TypePacker<'a> {
     /// the GPUs of a move they keep.
     fn shift(&mut self, i: usize, g: u32) {
         self.loc[i] = g;
-        self.occ[g as usize].push(i);
-        self.load[g as usize] += self.items[i].size;
-        self.cost[g as usize] = None;
+        let s = self.gpus.entry(g);
+        s.items.push(i);
+        s.load += self.items[i].size;
+        s.cost = None;
     }
 
     /// Takes item i off its GPU without updating the partial and empty sets (see [`shift`]).
@@ -754,16 +957,18 @@ impl<'a> TypePacker<'a> {
     /// [`shift`]: TypePacker::shift
     fn unshift(&mut self, i: usize) {
         let g = self.loc[i];
-        self.occ[g as usize].retain(|&x| x != i);
-        self.load[g as usize] -= self.items[i].size;
+        if let Some(s) = self.gpus.get_mut(g) {
+            s.items.retain(|&x| x != i);
+            s.load -= self.items[i].size;
+            s.cost = None;
+        }
         self.loc[i] = u32::MAX;
-        self.cost[g as usize] = None;
     }
 
     fn reclassify(&mut self, g: u32) {
-        let l = self.load[g as usize];
+        let l = self.load(g);
         self.partial.remove(&g);
-        self.empty.remove(&g);
+        self.empty.remove(g);
         if l == 0 {
             self.empty.insert(g);
         } else if l < self.units {
@@ -775,7 +980,7 @@ impl<'a> TypePacker<'a> {
     /// partly used GPU with room, r's previous GPUs with room, and the lowest-numbered empty GPU
     /// (all empty GPUs are alike unless they are previous GPUs).
     fn candidates(&self, r: usize, size: u32, except: u32) -> Vec<u32> {
-        let room = |g: u32| self.load[g as usize] + size <= self.units;
+        let room = |g: u32| self.load(g) + size <= self.units;
         let mut c: Vec<u32> = self
             .partial
             .iter()
@@ -788,7 +993,7 @@ impl<'a> TypePacker<'a> {
                 .copied()
                 .filter(|&g| g != except && room(g)),
         );
-        if let Some(&g) = self.empty.iter().find(|&&g| g != except) {
+        if let Some(g) = self.empty.iter().find(|&g| g != except) {
             c.push(g);
         }
         c.sort_unstable();
@@ -816,16 +1021,17 @@ impl<'a> TypePacker<'a> {
         // still has: a GPU claimed by another job's previous worker is taken only if nothing
         // unclaimed is as good, so that a newcomer does not push a job off its GPU.
         let mut unused: Vec<Vec<u32>> = self.prev.clone();
-        let mut claims = vec![0u32; self.load.len()];
+        let mut claims: FxHashMap<u32, u32> = FxHashMap::default();
         for p in &unused {
             for &g in p {
-                claims[g as usize] += 1;
+                *claims.entry(g).or_default() += 1;
             }
         }
+        let claims_of = |claims: &FxHashMap<u32, u32>, g: u32| claims.get(&g).copied().unwrap_or(0);
         for i in order {
             let (r, size) = (self.items[i].req, self.items[i].size);
             let mut cands = self.candidates(r, size, u32::MAX);
-            if let Some(&g) = self.empty.iter().find(|&&g| claims[g as usize] == 0) {
+            if let Some(g) = self.empty.iter().find(|&g| claims_of(&claims, g) == 0) {
                 cands.push(g);
             }
             let mut best: Option<GreedyKey> = None;
@@ -848,7 +1054,7 @@ impl<'a> TypePacker<'a> {
                     conflicts,
                     slowdown,
                     migrates: self.ran[r] && mine == 0,
-                    claimed: claims[g as usize] - mine,
+                    claimed: claims_of(&claims, g) - mine,
                     alone,
                     gpu: g,
                 };
@@ -859,16 +1065,18 @@ impl<'a> TypePacker<'a> {
             let g = best?.gpu;
             if let Some(p) = unused[r].iter().position(|&x| x == g) {
                 unused[r].swap_remove(p);
-                claims[g as usize] -= 1;
+                if let Some(c) = claims.get_mut(&g) {
+                    *c -= 1;
+                }
             }
             self.put(i, g);
         }
         Some(())
     }
 
-    /// Cost of the whole type: every GPU and every request.
+    /// Cost of the whole type: every GPU (an empty one costs nothing) and every request.
     fn total(&mut self) -> Cost {
-        let gpus: Vec<u32> = (0..self.load.len() as u32).collect();
+        let gpus = self.used();
         let reqs: Vec<usize> = (0..self.reqs.len()).collect();
         self.cost_of(&gpus, &reqs)
     }
@@ -914,7 +1122,7 @@ impl<'a> TypePacker<'a> {
         let (r, size, g) = (self.items[i].req, self.items[i].size, self.loc[i]);
         for h in self.candidates(r, size, g) {
             let before = self.cost_of(&[g, h], &[r]);
-            let kept = (self.cost[g as usize], self.cost[h as usize]);
+            let kept = (self.cached(g), self.cached(h));
             self.unshift(i);
             self.shift(i, h);
             let after = self.cost_of(&[g, h], &[r]);
@@ -925,7 +1133,8 @@ impl<'a> TypePacker<'a> {
             }
             self.unshift(i);
             self.shift(i, g);
-            (self.cost[g as usize], self.cost[h as usize]) = kept;
+            self.set_cached(g, kept.0);
+            self.set_cached(h, kept.1);
         }
         false
     }
@@ -947,7 +1156,7 @@ impl<'a> TypePacker<'a> {
             }
             // Same sizes: both GPUs keep their loads, so the partial and empty sets hold.
             let before = self.cost_of(&[g, h], &[r, r2]);
-            let kept = (self.cost[g as usize], self.cost[h as usize]);
+            let kept = (self.cached(g), self.cached(h));
             self.unshift(i);
             self.unshift(i2);
             self.shift(i, h);
@@ -960,15 +1169,17 @@ impl<'a> TypePacker<'a> {
             self.unshift(i2);
             self.shift(i, g);
             self.shift(i2, h);
-            (self.cost[g as usize], self.cost[h as usize]) = kept;
+            self.set_cached(g, kept.0);
+            self.set_cached(h, kept.1);
         }
         false
     }
 
-    /// Writes the GPUs of this type, with offsets in decreasing slot size, and adds the totals.
+    /// Writes the GPUs of this type that hold a slot, with offsets in decreasing slot size, and
+    /// adds the totals.
     fn finish(&mut self, k: usize, t: &GpuType, out: &mut Placement) {
-        for g in 0..t.count() {
-            let mut here = self.occ[g as usize].clone();
+        for g in self.used() {
+            let mut here = self.occ(g).to_vec();
             here.sort_by(|&a, &b| {
                 let (x, y) = (&self.items[a], &self.items[b]);
                 y.size
@@ -1029,6 +1240,137 @@ mod tests {
             slot,
             workers,
         }
+    }
+
+    /// A small deterministic generator for the tests below (no dependency, same cases always).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n.max(1)
+        }
+    }
+
+    #[test]
+    fn empty_gpus_as_runs_match_a_set() {
+        let mut rng = Lcg(7);
+        for n in [0u32, 1, 2, 5, 40] {
+            let mut runs = EmptyGpus::new(n);
+            let mut set: BTreeSet<u32> = (0..n).collect();
+            for _ in 0..2_000 {
+                let g = rng.below(u64::from(n) + 1) as u32;
+                if rng.below(2) == 0 {
+                    runs.remove(g);
+                    set.remove(&g);
+                } else if g < n {
+                    runs.insert(g);
+                    set.insert(g);
+                }
+                assert_eq!(
+                    runs.iter().collect::<Vec<_>>(),
+                    set.iter().copied().collect::<Vec<_>>()
+                );
+                // Runs are maximal: two never touch.
+                let bounds: Vec<(u32, u32)> = runs.runs.iter().map(|(&a, &b)| (a, b)).collect();
+                assert!(bounds.iter().all(|&(a, b)| a < b), "{bounds:?}");
+                assert!(bounds.windows(2).all(|w| w[0].1 < w[1].0), "{bounds:?}");
+            }
+        }
+    }
+
+    /// The search's per-GPU state in a vector and in a map gives the same placements, with and
+    /// without a previous placement and a model with costs and forbidden pairs.
+    #[test]
+    fn dense_and_sparse_gpu_tables_place_alike() {
+        let mut rng = Lcg(11);
+        let model = |a: &str, b: &str, _: &str| {
+            let h = a
+                .bytes()
+                .chain(b.bytes())
+                .fold(7u64, |x, c| x * 31 + u64::from(c));
+            match h % 9 {
+                0 => f64::INFINITY,
+                r => r as f64 / 20.0,
+            }
+        };
+        let models: [&dyn CoLocation; 2] = [&NoInterference, &model];
+        for case in 0..300 {
+            let mut b = Instance::builder();
+            let ntypes = 1 + rng.below(3) as usize;
+            for k in 0..ntypes {
+                b = b.gpu_type(format!("g{k}"), rng.below(7), 4, &[1, 2, 4]);
+            }
+            let types = b.build().unwrap().gpu_types().to_vec();
+            let draw = |rng: &mut Lcg| {
+                let mut left: Vec<u64> = types.iter().map(GpuType::capacity).collect();
+                let mut out = Vec::new();
+                for j in 0..rng.below(16) {
+                    let k = rng.below(ntypes as u64) as usize;
+                    let slot = [1u32, 2, 4][rng.below(3) as usize];
+                    let workers = 1 + rng.below(3) as u32;
+                    let need = u64::from(slot * workers);
+                    if need <= left[k] {
+                        left[k] -= need;
+                        out.push(SlotRequest {
+                            job: format!("j{j}"),
+                            gpu: k,
+                            slot,
+                            workers,
+                        });
+                    }
+                }
+                out
+            };
+            let first = draw(&mut rng);
+            let second = draw(&mut rng);
+            let model = models[case % 2];
+            let runs = |form| {
+                let prev = place_with(&types, &first, None, model, form).unwrap();
+                let next = place_with(&types, &second, Some(&prev), model, form).unwrap();
+                (prev, next)
+            };
+            let dense = runs(TableForm::Dense);
+            assert_eq!(dense, runs(TableForm::Sparse), "case {case}");
+            assert_eq!(dense, runs(TableForm::Auto), "case {case}");
+        }
+    }
+
+    /// The search of a type of a million GPUs keeps state for the GPUs it puts a slot on and a
+    /// few runs of empty ones, and the placement lists the GPUs that hold a slot: a previous
+    /// worker on the last GPU stays there.
+    #[test]
+    fn the_search_keeps_state_only_for_the_gpus_it_uses() {
+        let types = cluster(1_000_000, 4, &[1, 2, 4]);
+        let reqs = [req("a", 4, 1), req("b", 2, 2), req("c", 1, 1)];
+        let refs: Vec<&SlotRequest> = reqs.iter().collect();
+        let before: HashMap<&str, Vec<(usize, u32)>> = HashMap::from([("a", vec![(0, 999_999)])]);
+        let pairs = PairCache::new(refs.len());
+        let t = &types[0];
+        let mut p = TypePacker::new(
+            t,
+            &refs,
+            &before,
+            0,
+            &NoInterference,
+            pairs,
+            TableForm::Auto,
+        );
+        p.greedy().unwrap();
+        p.improve();
+        let GpuTable::Sparse(touched) = &p.gpus else {
+            panic!("a vector of a million GPUs for 4 slots");
+        };
+        assert!(touched.len() <= 4, "{} GPUs kept", touched.len());
+        assert!(p.empty.runs.len() <= 5, "{:?}", p.empty.runs);
+        let mut out = Placement::default();
+        p.finish(0, t, &mut out);
+        assert_eq!(out.gpus_of("a"), vec![(0, 999_999)]);
+        assert_eq!(out.migrations, 0);
+        assert!(out.gpus.len() <= 4 && out.gpus.iter().all(|g| !g.slots.is_empty()));
     }
 
     #[test]

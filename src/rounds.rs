@@ -642,6 +642,7 @@ impl RoundScheduler {
             for g in &mut placement.gpus {
                 g.slots.retain(|s| s.job != job.id());
             }
+            placement.gpus.retain(|g| !g.slots.is_empty());
         };
         if let Some(p) = self.pending.as_mut() {
             p.bounds.remove(job.id());

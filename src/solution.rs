@@ -635,13 +635,35 @@ impl Optimality {
 /// for a feasible round (its objective recomputed from its assignment), `Ok(None)` for an
 /// infeasible one, `Err(reason)` when the DP refuses it as too large or fails.
 pub fn exact_optimum(problem: &RoundProblem) -> Result<Option<Solution>, String> {
+    exact_optimum_within(problem, CERTIFY_BUDGET)
+}
+
+/// The budget of the exact re-solve: bytes of the dense DP's grid, then states per layer of the
+/// fast DP.
+#[derive(Debug, Clone, Copy)]
+struct CertifyBudget {
+    dense_bytes: u64,
+    max_states: usize,
+}
+
+/// The budget of [`exact_optimum`] and [`verify`].
+const CERTIFY_BUDGET: CertifyBudget = CertifyBudget {
+    dense_bytes: CERTIFY_DENSE_BYTES,
+    max_states: CERTIFY_MAX_STATES,
+};
+
+/// [`exact_optimum`] within `budget`.
+fn exact_optimum_within(
+    problem: &RoundProblem,
+    budget: CertifyBudget,
+) -> Result<Option<Solution>, String> {
     use crate::solvers::Solver;
-    // The dense DP first, where its grid fits CERTIFY_DENSE_BYTES: it compares values without
+    // The dense DP first, where its grid fits the budget's bytes: it compares values without
     // tolerances and shares no bound with the fast DP.
-    let dense = crate::solvers::DenseDp::default().with_max_bytes(CERTIFY_DENSE_BYTES);
+    let dense = crate::solvers::DenseDp::default().with_max_bytes(budget.dense_bytes);
     let answer = match dense.solve_problem(problem) {
         Err(crate::solvers::SolveError::TooLarge { .. }) => crate::solvers::Dp {
-            max_states: CERTIFY_MAX_STATES,
+            max_states: budget.max_states,
             ..crate::solvers::Dp::default()
         }
         .solve_problem(problem),
@@ -698,10 +720,19 @@ pub struct Verified {
 /// O(n * |O| + 2^K n), plus at most [`VERIFY_FIT_WORK`] word operations for an infeasible
 /// answer.
 pub fn verify(instance: &Instance, solution: &Solution) -> Result<Verified, VerifyError> {
+    verify_within(instance, solution, CERTIFY_BUDGET)
+}
+
+/// [`verify`] with the exact re-solve within `budget`.
+fn verify_within(
+    instance: &Instance,
+    solution: &Solution,
+    budget: CertifyBudget,
+) -> Result<Verified, VerifyError> {
     let problem = RoundProblem::new(instance);
     let mut verified = verify_claim(instance, &problem, solution)?;
     if let Some(objective) = verified.objective {
-        verified.optimality = certify(instance, &problem, &solution.status, objective)?;
+        verified.optimality = certify(instance, &problem, &solution.status, objective, budget)?;
     }
     Ok(verified)
 }
@@ -724,9 +755,10 @@ fn certify(
     problem: &RoundProblem,
     status: &Status,
     objective: f64,
+    budget: CertifyBudget,
 ) -> Result<Optimality, VerifyError> {
     let not_certified = |reason: String| Ok(Optimality::NotCertified { reason });
-    let witness = match exact_optimum(problem) {
+    let witness = match exact_optimum_within(problem, budget) {
         Ok(Some(w)) => w,
         Ok(None) => {
             return not_certified(
@@ -909,6 +941,39 @@ fn verify_claim(
 mod tests {
     use super::*;
     use crate::{Dp, Instance, JobSpec, Solver};
+
+    /// An optimal answer whose exact re-solve is past the budget is valid and "not certified",
+    /// naming the budget: the dense DP refuses its grid and the fast DP its states. The round
+    /// (the shipped 36-GPU Gavel round of 300 jobs) is certified within the default budget.
+    #[test]
+    fn a_re_solve_past_its_budget_leaves_optimality_not_certified() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("instances/gavel-36x3-300.json");
+        let instance = Instance::from_path(&path).unwrap();
+        let solution = Dp::default().solve(&instance).unwrap();
+        assert_eq!(solution.status, Status::Optimal);
+        assert!(
+            verify(&instance, &solution)
+                .unwrap()
+                .optimality
+                .is_certified()
+        );
+        let tiny = CertifyBudget {
+            dense_bytes: 0,
+            max_states: 1,
+        };
+        let verified = verify_within(&instance, &solution, tiny).unwrap();
+        assert_eq!(verified.objective, solution.objective);
+        assert_eq!(
+            verified.optimality,
+            Optimality::NotCertified {
+                reason: "the exact DP's re-solve is past its budget: dp: the instance needs 3 \
+                         states over all gap-deepening runs, more than the limit of 2; raise the \
+                         limit or use --solver ilp"
+                    .into()
+            }
+        );
+    }
 
     /// The message names the reported objective as the file writes it: `null`, or 1e300 rather
     /// than its 301 digits (not Rust's `Some(30.2)`, `None`).

@@ -144,9 +144,10 @@ fn table(jobs: &[String], values: &[u8]) -> Table {
     Table(m)
 }
 
-/// Checks a placement against its requests: every GPU of every type listed once, no GPU over
-/// its units, slots aligned and disjoint, every requested worker placed exactly once on its type
-/// in a slot of its size, nothing else placed; and recomputes migrations and conflicts.
+/// Checks a placement against its requests: only GPUs that hold a slot listed, each once, in
+/// type then index order and of the cluster, no GPU over its units, slots aligned and disjoint,
+/// every requested worker placed exactly once on its type in a slot of its size, nothing else
+/// placed; and recomputes migrations and conflicts.
 fn check_placement(
     types: &[GpuType],
     reqs: &[SlotRequest],
@@ -154,18 +155,25 @@ fn check_placement(
     prev: Option<&Placement>,
     model: &dyn CoLocation,
 ) {
-    let total: usize = types.iter().map(|t| t.count() as usize).sum();
-    assert_eq!(p.gpus.len(), total);
     let mut seen: BTreeMap<(String, u32), (usize, u32, u32)> = BTreeMap::new();
     let mut conflicts = 0;
-    for (i, g) in p.gpus.iter().enumerate() {
-        let before: usize = types[..g.gpu_type].iter().map(|t| t.count() as usize).sum();
-        assert_eq!(
-            i,
-            before + g.index as usize,
-            "gpus are in type then index order"
+    for pair in p.gpus.windows(2) {
+        assert!(
+            (pair[0].gpu_type, pair[0].index) < (pair[1].gpu_type, pair[1].index),
+            "gpus are listed once, in type then index order: {} before {}",
+            pair[0],
+            pair[1]
         );
+    }
+    for g in &p.gpus {
+        assert!(!g.slots.is_empty(), "{g}: idle GPUs are not listed");
         let t = &types[g.gpu_type];
+        assert!(
+            g.index < t.count(),
+            "{g}: past the {} GPUs of its type",
+            t.count()
+        );
+        assert_eq!((g.type_name.as_str(), g.units), (t.name(), t.units()));
         assert!(g.used() <= t.units(), "{g} over {} units", t.units());
         check_gpu_layout(
             &g.slots

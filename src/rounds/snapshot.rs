@@ -138,7 +138,7 @@ struct SnapFairRate {
     credit: Option<f64>,
 }
 
-/// A [`Placement`] with its idle GPUs left out (they follow from the cluster).
+/// A [`Placement`]: the GPUs that hold a slot (idle GPUs follow from the cluster).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SnapPlacement {
@@ -375,7 +375,7 @@ fn check_pending_runs(
 /// minute, 17 billion years), so that counting on from it never overflows.
 pub const MAX_ROUND: u64 = 1 << 53;
 
-/// Rebuilds a [`Placement`] (idle GPUs included, in type and index order) after checking that
+/// Rebuilds a [`Placement`] (the GPUs that hold a slot, in type and index order) after checking that
 /// every slot lies on a GPU of the cluster, on the type's ladder, aligned, inside the GPU and
 /// clear of the slots before it, that each (job, worker) holds one slot, and that a slot of an
 /// active job (in `active`, its workers by id) holds one of its workers. Slots of jobs not
@@ -387,7 +387,7 @@ fn placement_from(
     path: &str,
     active: &HashMap<&str, u64>,
 ) -> Result<Placement, RoundError> {
-    let mut slots: HashMap<(usize, u32), Vec<PlacedSlot>> = HashMap::new();
+    let mut slots: BTreeMap<(usize, u32), Vec<PlacedSlot>> = BTreeMap::new();
     let mut workers: HashSet<(&str, u64)> = HashSet::new();
     for (i, g) in doc.gpus.iter().enumerate() {
         let p = format!("{path}.gpus[{i}]");
@@ -498,16 +498,15 @@ fn placement_from(
         slowdown: doc.slowdown,
         conflicts: count(doc.conflicts, "conflicts")?,
     };
-    for (k, t) in types.iter().enumerate() {
-        for index in 0..t.count() {
-            out.gpus.push(PlacedGpu {
-                gpu_type: k,
-                type_name: t.name().to_string(),
-                index,
-                units: t.units(),
-                slots: slots.remove(&(k, index)).unwrap_or_default(),
-            });
-        }
+    for ((k, index), slots) in slots {
+        let t = &types[k];
+        out.gpus.push(PlacedGpu {
+            gpu_type: k,
+            type_name: t.name().to_string(),
+            index,
+            units: t.units(),
+            slots,
+        });
     }
     Ok(out)
 }
@@ -639,9 +638,7 @@ impl RoundScheduler {
             .build()
             .map_err(|source| RoundError::InvalidSnapshot { source })?;
         let types = instance.gpu_types();
-        // Placements list every GPU: a cluster past the placement's limit is refused before
-        // the snapshot's placements are rebuilt (a 5 KB snapshot of 64 types of a million GPUs
-        // aborted on memory; such a scheduler could not plan anyway).
+        // A cluster past the placement's limit is refused here: such a scheduler could not plan.
         let gpus: u64 = types.iter().map(|t| u64::from(t.count())).sum();
         if gpus > MAX_GPUS {
             return Err(rule(

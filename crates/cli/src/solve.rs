@@ -317,3 +317,24 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-solve past `verify`'s budget (`stsfair::solution::exact_optimum`) prints as valid and
+    /// not certified, with the budget's reason.
+    #[test]
+    fn a_re_solve_past_its_budget_prints_not_certified() {
+        let reason = "the exact DP's re-solve is past its budget: dp: the instance needs 3 states \
+                      over all gap-deepening runs, more than the limit of 2; raise the limit or \
+                      use --solver ilp";
+        let o = Optimality::NotCertified {
+            reason: reason.into(),
+        };
+        assert_eq!(
+            optimality_text(&o),
+            format!("feasible; optimality not certified ({reason})")
+        );
+    }
+}

@@ -88,7 +88,7 @@ pub const NO_PROGRESS_ROUNDS: u64 = 1_000;
 pub const MAX_ALONE_SECONDS: f64 = 1e8;
 
 /// One group of a round: jobs sharing the same GPUs of one type (named apart from the core's
-/// [`stsfair::Placement`], which places a round's slots onto every GPU of the cluster).
+/// [`stsfair::Placement`], which lists a round's slots on the GPUs of the cluster).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuGroup {
     /// The jobs (one, or several sharing the GPUs).
