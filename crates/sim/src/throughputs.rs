@@ -209,45 +209,18 @@ impl ThroughputTable {
         self.workers.iter().position(|w| w == name)
     }
 
-    /// The relative speed of each of `workers` (worker type indices): the median, over the
-    /// single-GPU job types that run alone on every one of them (every job type that does when
-    /// no single-GPU one does), of the log of the job's solo throughput there less its mean
-    /// over `workers`. A median of per-job ratios, so that one odd measurement does not reorder
-    /// the types. All zero when no job type runs on every one of them. O(W * J log J).
+    /// The relative speed of each of `workers` (worker type indices), as the policy's
+    /// [`speeds`](stsfair::policy::rules::speeds) computes it over those types: the median, over
+    /// the single-GPU job types that run alone on every one of them, of the log of the job's solo
+    /// throughput there less its mean over `workers`. O(W * J log J).
     pub fn speeds(&self, workers: &[usize]) -> Vec<f64> {
-        let n = self.jobs.len();
-        let everywhere = |single: bool| -> Vec<usize> {
-            (0..n)
-                .filter(|&j| !single || self.jobs[j].scale_factor == 1)
-                .filter(|&j| workers.iter().all(|&w| self.solo(w, j) > 0.0))
-                .collect()
-        };
-        let mut common = everywhere(true);
-        if common.is_empty() {
-            common = everywhere(false);
-        }
-        let mean: Vec<f64> = common
-            .iter()
-            .map(|&j| {
-                workers.iter().map(|&w| self.solo(w, j).ln()).sum::<f64>() / workers.len() as f64
-            })
-            .collect();
-        workers
-            .iter()
-            .map(|&w| {
-                let mut logs: Vec<f64> = common
-                    .iter()
-                    .zip(&mean)
-                    .map(|(&j, m)| self.solo(w, j).ln() - m)
-                    .collect();
-                logs.sort_by(f64::total_cmp);
-                match logs.len() {
-                    0 => 0.0,
-                    k if k % 2 == 1 => logs[k / 2],
-                    k => 0.5 * (logs[k / 2 - 1] + logs[k / 2]),
-                }
-            })
-            .collect()
+        stsfair::policy::rules::speeds(
+            &WorkerView {
+                table: self,
+                workers,
+            },
+            workers.len(),
+        )
     }
 
     /// Worker type indices, fastest first by [`speeds`](Self::speeds) over every worker type,
@@ -291,6 +264,31 @@ impl ThroughputTable {
     /// How many pairs came from the predictor.
     pub fn predicted_pairs(&self) -> usize {
         self.predicted
+    }
+}
+
+/// A table's worker types `workers`, in that order, as the policy's co-location data.
+struct WorkerView<'a> {
+    table: &'a ThroughputTable,
+    workers: &'a [usize],
+}
+
+impl stsfair::policy::Throughputs for WorkerView<'_> {
+    fn job_types(&self) -> usize {
+        self.table.jobs.len()
+    }
+    fn workers(&self, job_type: usize) -> u32 {
+        self.table.jobs.get(job_type).map_or(1, |j| j.scale_factor)
+    }
+    fn solo(&self, gpu_type: usize, job_type: usize) -> f64 {
+        self.workers
+            .get(gpu_type)
+            .map_or(0.0, |&w| self.table.solo(w, job_type))
+    }
+    fn pair(&self, gpu_type: usize, a: usize, b: usize) -> (f64, f64) {
+        self.workers
+            .get(gpu_type)
+            .map_or((0.0, 0.0), |&w| self.table.pair(w, a, b))
     }
 }
 
