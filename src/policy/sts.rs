@@ -47,7 +47,7 @@
 //!
 //! **Paired rounds** ([`StsOptions::paired_rounds`], on by default). Where
 //! the attained-service weights do not apply (below) and every active job is a single-GPU job,
-//! the round is planned with pairs as items ([`paired_round`](super::paired_round)): a GPU shared by two jobs is one
+//! the round is planned with pairs as items ([`paired_round`]): a GPU shared by two jobs is one
 //! choice worth both jobs' measured throughputs, solved exactly over classes of identical jobs.
 //! The pairing step's matching gives a half slot one value, its partner's, but whether the
 //! partner takes its half beside it is the round problem's choice for the partner, and the
