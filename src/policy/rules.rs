@@ -76,8 +76,8 @@ pub fn critical_jobs(remaining: &[(f64, u32)], work_rate: f64, factor: f64) -> V
 /// r(b|a))` per pair. `None` means the pair cannot share the type.
 ///
 /// The greedy matching is within a factor 2 of a maximum-weight matching on the sums (Avis,
-/// Networks 13, 1983); an exact one (Edmonds' blossom algorithm, O(n^3)) was not needed to
-/// measure the step. O(n^2 log n) for n jobs: at most a few hundred single-GPU jobs are active
+/// Networks 13, 1983); the step's measured effect is with this matching, not an exact one
+/// (Edmonds' blossom algorithm, O(n^3)). O(n^2 log n) for n jobs: at most a few hundred single-GPU jobs are active
 /// in the simulations, and the pairs of job types repeat, so `ratios` is a table lookup.
 pub fn greedy_pairs<Id: Copy>(
     jobs: &[Id],

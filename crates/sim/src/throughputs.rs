@@ -267,10 +267,11 @@ impl ThroughputTable {
     }
 }
 
-/// A table's worker types `workers`, in that order, as the policy's co-location data.
-struct WorkerView<'a> {
-    table: &'a ThroughputTable,
-    workers: &'a [usize],
+/// A table's worker types `workers`, in that order, as the policy's co-location data (GPU type
+/// k is worker type `workers[k]`).
+pub(crate) struct WorkerView<'a> {
+    pub(crate) table: &'a ThroughputTable,
+    pub(crate) workers: &'a [usize],
 }
 
 impl stsfair::policy::Throughputs for WorkerView<'_> {

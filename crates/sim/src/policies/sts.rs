@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use super::super::engine::{GpuGroup, RoundReport, Scheduler, SimState};
+use super::super::throughputs::WorkerView;
 use super::super::{Cluster, SimConfig, SimError, ThroughputTable};
 use super::PolicyOptions;
 use stsfair::policy::data::typical_slot_throughputs;
@@ -40,25 +41,28 @@ impl TableData {
     }
 }
 
+impl TableData {
+    /// The table on the cluster's types.
+    fn view(&self) -> WorkerView<'_> {
+        WorkerView {
+            table: &self.table,
+            workers: &self.workers,
+        }
+    }
+}
+
 impl Throughputs for TableData {
     fn job_types(&self) -> usize {
-        self.table.job_types().len()
+        self.view().job_types()
     }
     fn workers(&self, job_type: usize) -> u32 {
-        self.table
-            .job_types()
-            .get(job_type)
-            .map_or(1, |j| j.scale_factor)
+        self.view().workers(job_type)
     }
     fn solo(&self, gpu_type: usize, job_type: usize) -> f64 {
-        self.workers
-            .get(gpu_type)
-            .map_or(0.0, |&w| self.table.solo(w, job_type))
+        self.view().solo(gpu_type, job_type)
     }
     fn pair(&self, gpu_type: usize, a: usize, b: usize) -> (f64, f64) {
-        self.workers
-            .get(gpu_type)
-            .map_or((0.0, 0.0), |&w| self.table.pair(w, a, b))
+        self.view().pair(gpu_type, a, b)
     }
     /// The slot times `stsfair gen --gavel` derives: [`slot_throughputs_by`] with the table's
     /// co-location model (measured pairs, and predicted ones where the table has gaps).
