@@ -474,6 +474,13 @@ impl StsPolicy {
             .ok_or(PolicyError::UnknownJob { job: id })?;
         self.order.retain(|&j| j != id);
         self.planned.remove(&id);
+        // Its pairs go too: the placement only ever asks about active jobs, and a snapshot
+        // holds the partners of active jobs only.
+        if let Some(p) = &self.pairing
+            && let Ok(mut m) = p.partners.write()
+        {
+            m.retain(|&(_, a), b| a != id && *b != id);
+        }
         self.inner.remove_job(&job.name)?;
         Ok(())
     }
