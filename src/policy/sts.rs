@@ -427,7 +427,7 @@ impl StsPolicy {
             return Err(bad("arrival must be finite and steps > 0"));
         }
         let workers = self.data.workers(job.job_type).max(1);
-        let name = format!("{}/{}", job.id, job.job_type);
+        let name = job_name(job.id, job.job_type);
         let mut spec = JobSpec::new(name.clone())
             .weight(job_weight(
                 self.options.size_exponent,
@@ -757,7 +757,7 @@ impl StsPolicy {
             Some(p) => p.threshold.iter().map(|t| t.is_finite()).collect(),
             None => vec![false; self.counts.len()],
         };
-        let relaxed = self.ids_of(&plan.relaxed);
+        let relaxed = ids_of(&plan.relaxed);
         let answer = paired_round::solve_with(
             self.data.as_ref(),
             &self.counts,
@@ -797,14 +797,10 @@ impl StsPolicy {
     /// Phase 2b, the round problem: solved by the round scheduler, placed on GPUs.
     fn plan_round_problem(&mut self) -> Result<StsPlan, PolicyError> {
         let plan = self.inner.plan()?;
-        let ids: HashMap<&str, u64> = self
-            .jobs
-            .iter()
-            .map(|(&id, j)| (j.name.as_str(), id))
-            .collect();
         let mut runs = Vec::with_capacity(plan.jobs.len());
         for planned in &plan.jobs {
-            let (Some((k, slot)), Some(&id)) = (planned.run, ids.get(planned.id.as_str())) else {
+            let (Some((k, slot)), Some((id, _))) = (planned.run, parse_job_name(&planned.id))
+            else {
                 continue;
             };
             runs.push(StsRun {
@@ -821,21 +817,13 @@ impl StsPolicy {
                 forced: planned.forced,
             });
         }
-        let relaxed = self.ids_of(&plan.relaxed);
+        let relaxed = ids_of(&plan.relaxed);
         self.remember(&runs);
         Ok(StsPlan {
             runs,
             relaxed,
             paired: false,
         })
-    }
-
-    /// The ids of the round scheduler's job names.
-    fn ids_of(&self, names: &[String]) -> Vec<u64> {
-        names
-            .iter()
-            .filter_map(|n| n.split_once('/').and_then(|(i, _)| i.parse().ok()))
-            .collect()
     }
 
     /// Keeps the plan's runs for [`StsPolicy::round_realized`].
@@ -927,6 +915,26 @@ impl StsPolicy {
         }
         Ok(())
     }
+}
+
+/// A job's name in the round scheduler: `id/job_type`, so that the placement's co-location
+/// model reads its type back ([`parse_job_name`]).
+fn job_name(id: u64, job_type: usize) -> String {
+    format!("{id}/{job_type}")
+}
+
+/// The (id, job type) of a name [`job_name`] wrote.
+fn parse_job_name(name: &str) -> Option<(u64, usize)> {
+    let (id, t) = name.split_once('/')?;
+    Some((id.parse().ok()?, t.parse().ok()?))
+}
+
+/// The ids of round scheduler job names.
+fn ids_of(names: &[String]) -> Vec<u64> {
+    names
+        .iter()
+        .filter_map(|n| parse_job_name(n).map(|(id, _)| id))
+        .collect()
 }
 
 /// The pairing step's thresholds by GPU type index: [`StsOptions::pairing_by_type`] by name
@@ -1022,12 +1030,9 @@ fn attach(
         .collect();
     let partners = pairing.as_ref().map(|p| Arc::clone(&p.partners));
     let data = Arc::clone(data);
-    let parse = |name: &str| -> Option<(u64, usize)> {
-        let (id, t) = name.split_once('/')?;
-        Some((id.parse().ok()?, t.parse().ok()?))
-    };
     let model = move |job: &str, other: &str, gpu: &str| -> f64 {
-        let (Some((x, a)), Some((y, b)), Some(&k)) = (parse(job), parse(other), index.get(gpu))
+        let (Some((x, a)), Some((y, b)), Some(&k)) =
+            (parse_job_name(job), parse_job_name(other), index.get(gpu))
         else {
             return 0.0;
         };
