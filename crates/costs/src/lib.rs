@@ -31,6 +31,7 @@ use std::fmt;
 
 use ndarray::{Array2, Array3};
 
+mod extra_trees;
 pub mod gavel;
 pub mod generate;
 pub mod predictor;

@@ -126,8 +126,8 @@ impl ThroughputTable {
     /// learned predictor trained on the measured ones. The predictor predicts pairs of
     /// single-GPU job types only, so it is trained only when such a pair is unmeasured: a
     /// file that leaves the pairs of distributed job types unwritten (they cannot share a GPU)
-    /// is complete as it is, and the fit, seconds to a minute on a table of 50 or more job
-    /// types, would predict nothing.
+    /// is complete as it is, and the fit, about a second on a table of 56 job types
+    /// (docs/simulation.md, "Inputs"), would predict nothing.
     pub fn completed(gavel: &GavelThroughputs) -> Result<ThroughputTable, CostError> {
         let mut table = ThroughputTable::from_gavel(gavel);
         if gavel.inputs().unmeasured_single_gpu_pairs() > 0 {
