@@ -5,7 +5,7 @@
 # split, the held-out pairs of the first seed and the worst MAPE over the seeds of each
 # predictor and baseline, with the range of the default predictor's.
 #
-# Usage: scripts/predictor-accuracy.sh   (about 3 minutes on two cores)
+# Usage: scripts/predictor-accuracy.sh   (about a minute on two cores)
 # Needs a release build (`cargo build --release`) and jq. Set STSFAIR to use another binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
