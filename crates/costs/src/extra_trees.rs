@@ -237,8 +237,14 @@ fn best_random_split(
         }
         // In [lo, hi): the row at `lo` goes left and the row at `hi` right, so both sides hold
         // a row. (A draw that rounds up to `hi` is moved back to `lo`.)
-        let mut threshold = lo + (hi - lo) * rng.random::<f64>();
-        if threshold >= hi {
+        let u = rng.random::<f64>();
+        let mut threshold = if (hi - lo).is_finite() {
+            lo + (hi - lo) * u
+        } else {
+            // A range wider than f64::MAX: a convex combination stays finite.
+            lo * (1.0 - u) + hi * u
+        };
+        if !(threshold >= lo && threshold < hi) {
             threshold = lo;
         }
         let (mut left_sum, mut left_n) = (0.0, 0.0);
@@ -326,6 +332,15 @@ mod tests {
         let p = model.predict(&xt).unwrap();
         let mae = (&p - &yt).mapv(f64::abs).mean().unwrap();
         assert!(mae < 0.05 * 3.0, "mae {mae}");
+    }
+
+    /// Features that span more than f64::MAX still split (no infinite or NaN threshold).
+    #[test]
+    fn a_range_wider_than_the_largest_float_splits() {
+        let x = data(&[vec![-1e308], vec![0.0], vec![1e308]]);
+        let y = Array1::from(vec![1.0, 2.0, 3.0]);
+        let model = ExtraTrees::fit(&x, &y, 10, 1, 5).unwrap();
+        assert_eq!(model.predict(&x).unwrap(), y);
     }
 
     proptest! {
