@@ -23,12 +23,8 @@ BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
 OUT=${2:-target/ablation-$ROW}
 PARALLEL=${PARALLEL:-2}
 SEEDS=${SEEDS:-0 1 2 3 4 5}
-case "$ROW" in
-  saturation) ARGS="--jobs 10000 --rate 5.6 --window 4000-4999" ;;
-  overload) ARGS="--jobs 3000 --rate 8 --window 2000-2999" ;;
-  multi) ARGS="--jobs 20000 --rate 2.6 --multi-gpu --window 4000-4999" ;;
-  *) echo "unknown row: $ROW (saturation, overload or multi)" >&2; exit 2 ;;
-esac
+source scripts/workloads.sh
+ARGS=$(workload_args "$ROW") || exit 2
 # Each rule and the flags that turn it off (the others stay at their defaults).
 declare -A OFF=(
   [defaults]=""

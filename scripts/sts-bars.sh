@@ -24,11 +24,12 @@ BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
 OUT=${2:-target/sts-bars-$ROW}
 PARALLEL=${PARALLEL:-2}
 EXTRA=${EXTRA:-}
+source scripts/workloads.sh
+ARGS=$(workload_args "$ROW") || exit 2
 case "$ROW" in
-  saturation) ARGS="--jobs 10000 --rate 5.6 --window 4000-4999"; DEFAULT_SEEDS=$(seq -s ' ' 0 23) ;;
-  overload) ARGS="--jobs 3000 --rate 8 --window 2000-2999"; DEFAULT_SEEDS=$(seq -s ' ' 0 19) ;;
-  multi) ARGS="--jobs 20000 --rate 2.6 --multi-gpu --window 4000-4999"; DEFAULT_SEEDS=$(seq -s ' ' 0 17) ;;
-  *) echo "unknown row: $ROW (saturation, overload or multi)" >&2; exit 2 ;;
+  saturation) DEFAULT_SEEDS=$(seq -s ' ' 0 23) ;;
+  overload) DEFAULT_SEEDS=$(seq -s ' ' 0 19) ;;
+  multi) DEFAULT_SEEDS=$(seq -s ' ' 0 17) ;;
 esac
 SEEDS=${SEEDS:-$DEFAULT_SEEDS}
 mkdir -p "$OUT/runs"

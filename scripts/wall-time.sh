@@ -18,16 +18,14 @@ trap 'rm -rf "$OUT"' EXIT
 
 run_one() {
   local row=$1 seed=$2 args
-  case "$row" in
-    saturation) args="--jobs 10000 --rate 5.6 --window 4000-4999" ;;
-    overload) args="--jobs 3000 --rate 8 --window 2000-2999" ;;
-  esac
+  args=$(workload_args "$row")
   # shellcheck disable=SC2086
   "$BIN" simulate $args --seed "$seed" --policy sts,gavel-mmf-ss --json 2>/dev/null \
     | jq -c --arg row "$row" --argjson seed "$seed" '{row: $row, seed: $seed, policy, seconds, solver_seconds_per_round}' \
     > "$OUT/$row-$seed.jsonl"
 }
-export -f run_one
+source scripts/workloads.sh
+export -f run_one workload_args
 export BIN OUT
 
 {
