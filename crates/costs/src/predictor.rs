@@ -569,38 +569,30 @@ fn fit_and_predict(
     let m = ((x.ncols() as f64 * config.features_per_split).ceil() as usize).clamp(1, x.ncols());
     let xt = features.matrix(targets.iter().map(|&(g, a, b)| (g, a, b, None, Cold::NONE)))?;
     let method = config.learner.name();
-    let fit = |e: smartcore::error::Failed| CostError::Learning {
+    let fit = |message: String| CostError::Learning {
         method,
         stage: "fit",
-        message: e.to_string(),
+        message,
     };
-    let predict = |e: smartcore::error::Failed| CostError::Learning {
+    let predict = |message: String| CostError::Learning {
         method,
         stage: "prediction",
-        message: e.to_string(),
+        message,
     };
     let out: Array1<f64> = match config.learner {
         Learner::ExtraTrees => ExtraTrees::fit(&x, &y, config.trees, m, config.seed)
-            .ok_or_else(|| CostError::Learning {
-                method,
-                stage: "fit",
-                message: "no training row, or a value that is not finite".into(),
-            })?
+            .ok_or_else(|| fit("no training row, or a value that is not finite".into()))?
             .predict(&xt)
-            .ok_or_else(|| CostError::Learning {
-                method,
-                stage: "prediction",
-                message: "the rows to predict have another number of features".into(),
-            })?,
+            .ok_or_else(|| predict("the rows to predict have another number of features".into()))?,
         Learner::RandomForest => {
             let params = RandomForestRegressorParameters::default()
                 .with_n_trees(config.trees)
                 .with_m(m)
                 .with_seed(config.seed);
             RandomForestRegressor::fit(&x, &y, params)
-                .map_err(fit)?
+                .map_err(|e| fit(e.to_string()))?
                 .predict(&xt)
-                .map_err(predict)?
+                .map_err(|e| predict(e.to_string()))?
         }
     };
     Ok(targets
