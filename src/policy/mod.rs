@@ -13,6 +13,7 @@
 //! The policy needs no HiGHS: the round problem is solved by the DP and the paired round by the
 //! crate's own branch and bound, in the default build.
 
+mod branch_bound;
 pub mod data;
 pub mod options;
 pub mod paired;

@@ -138,8 +138,11 @@
 //! distributed jobs' size factors, and softening those made multi-GPU jobs wait longer.
 //!
 //! When the DP refuses a round problem as too large (its state limit, `SolveError::TooLarge`),
-//! that problem goes to the ILP (feature `highs`), which gives the same optimum; the simulation
-//! reports how often (`solver_fallbacks`).
+//! that problem goes to the ILP (feature `highs`), which gives the same optimum. A paired
+//! program that the branch and bound cannot prove optimal within its limits (100,000 nodes,
+//! 256 MiB of open nodes, 100,000 pivots in a node; none in the runs of docs/results.md) leaves
+//! its round to the round problem. The simulation reports how often either happens
+//! (`solver_fallbacks`).
 //!
 //! Per round: one round-problem solve (three when relaxing: the infeasible one, the count problem
 //! and the relaxed round), one more for the second stage in the rounds that have it, O(n)
@@ -153,6 +156,7 @@ use std::time::Instant;
 use super::PolicyError;
 use super::data::{Throughputs, composed_throughput};
 use super::options::{SecondStageRounds, StsOptions, Weights};
+use super::paired::PairedError;
 use super::paired_round::{self, PairedCache, PairedJob};
 use super::rules::{
     Crowding, attained_for_weight, critical_jobs, derived_pairing_by_type, greedy_pairs,
@@ -632,7 +636,8 @@ impl StsPolicy {
     }
 
     /// Round-problem solves that the DP refused as too large and the ILP answered (feature
-    /// `highs`; without it the refusal is an error).
+    /// `highs`; without it the refusal is an error), and paired rounds whose program passed the
+    /// branch and bound's limits and were planned as usual.
     pub fn solver_fallbacks(&self) -> u64 {
         self.fallbacks.load(Ordering::Relaxed)
     }
@@ -764,9 +769,16 @@ impl StsPolicy {
             &jobs,
             &pairs_on,
             &mut self.paired_cache,
-        )?;
-        let Some(paired) = answer else {
-            return Ok(None);
+        );
+        let paired = match answer {
+            Ok(Some(paired)) => paired,
+            Ok(None) => return Ok(None),
+            // A program the branch and bound cannot prove within its limits: planned as usual.
+            Err(PolicyError::Paired(PairedError::SearchLimit { .. })) => {
+                self.fallbacks.fetch_add(1, Ordering::Relaxed);
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
         };
         let mut next_gpu = vec![0u32; self.counts.len()];
         let mut runs = Vec::new();

@@ -15,7 +15,8 @@
 //!   lambda times their equal share on average over their life.
 //! - `solver_seconds_per_round`, `seconds`: solver time per round and wall time of the run;
 //!   `solver_fallbacks`: round-problem solves that the configured solver refused as too large and
-//!   the ILP answered (`sts` only); `realized_over_planned`: the mean over job-rounds of the
+//!   the ILP answered, and paired rounds past the branch and bound's limits, planned as
+//!   usual (`sts` only); `realized_over_planned`: the mean over job-rounds of the
 //!   throughput a job realized beside its actual co-runners over the one its plan promised
 //!   (`sts` only): how far the slot times the planner used are from what runs.
 //! - `avg_jct_bound_h`, `makespan_bound_h`: what no policy can beat, every job alone on its
