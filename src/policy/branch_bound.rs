@@ -762,6 +762,7 @@ mod tests {
         );
         assert_eq!(maximize(&p), Ok(Some(vec![0, 2])));
     }
+
     /// An equality row no integer point meets: 2x = 3.
     #[test]
     fn an_equality_without_an_integer_point_is_infeasible() {

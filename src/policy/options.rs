@@ -55,8 +55,8 @@ pub enum SecondStageRounds {
     /// Only in rounds where the attained-service weights apply (a crowded round or the hold
     /// after one), the weights it softens: they span orders of magnitude there. The default:
     /// elsewhere the weights differ only by distributed jobs' size factors, and softening those
-    /// made the multi-GPU mix at 2.6 jobs/h wait longer on every seed (docs/simulation.md, "The
-    /// second stage only where attained service weights the jobs").
+    /// made the multi-GPU mix at 2.6 jobs/h wait longer on every seed (docs/simulation.md, "Work
+    /// per busy GPU").
     #[default]
     Attained,
     /// In every round where the chosen jobs' weights differ.
@@ -65,19 +65,18 @@ pub enum SecondStageRounds {
 
 /// The default pairing threshold ([`StsOptions::pairing`]): 1.4 on the pair sum
 /// `r(a|b) + r(b|a)`, chosen on seeds 0-2 among 1.0 to 1.7 and confirmed on seeds 3-5
-/// (docs/simulation.md, "Pairing thresholds where arrivals go on").
+/// (docs/simulation.md, "A pairing step").
 pub const DEFAULT_PAIRING: f64 = 1.4;
 
 /// The default exponent of the size weights ([`StsOptions::size_exponent`]): a job of d workers
 /// weighs d^0.75 times a one-worker job. With multi-GPU jobs at 2.6 jobs/h, 0 lets the 8-GPU jobs
 /// queue until the cluster clogs and 1 makes the single-GPU jobs wait; 0.75 gave a lower JCT than
-/// 0.6 on 10 seeds of 12 (docs/simulation.md, "The size exponent once the second stage is
-/// confined").
+/// 0.6 on 10 seeds of 12 (docs/simulation.md, "Weights that count the workers").
 pub const DEFAULT_SIZE_EXPONENT: f64 = 0.75;
 
 /// The default exponent of the second stage ([`StsOptions::second_stage`]): under the drained
 /// overload (8 jobs/h) exponents 0, 0.25, 0.5 and 0.75 gave a mean JCT of 22.44, 21.39, 21.63 and
-/// 21.87 h (docs/simulation.md, "The second stage's exponent where only crowded rounds have it").
+/// 21.87 h (docs/simulation.md, "Work per busy GPU").
 pub const DEFAULT_SECOND_STAGE: f64 = 0.25;
 
 /// The default crowding ratio ([`StsOptions::crowding`]): the attained-service weights apply

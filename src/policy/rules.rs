@@ -122,14 +122,14 @@ pub fn greedy_pairs<Id: Copy>(
 ///   least-attained-service weights), and when more jobs are active than GPUs the alternative
 ///   to a pair of sum >= 1 is one of the two waiting. Speed is [`speeds`]; the slowest is the one
 ///   strictly below the others (none on a tie). Measured on Gavel's K80s (docs/simulation.md,
-///   "Pairs on the K80s": under overload 1.5% less JCT and 0.7% less makespan on seeds 0-5);
+///   "A pairing step": under overload 1.5% less JCT and 0.7% less makespan on seeds 0-5);
 /// - another type whose pairs are weak, the median pair sum `r(a|b) + r(b|a)` of its known pairs
 ///   of single-GPU job types (every unordered pair, a job beside itself too, both throughputs
 ///   above 0) below `(1 + threshold) / 2`, halfway from time slicing to the threshold, gets
 ///   infinity: no pairs, whole GPUs only (a type with no known pair too). Measured on Gavel's
 ///   P100s, median 1.13 against 1.37 on the V100s: where jobs keep arriving, whole P100s gave 1.2%
-///   less JCT and makespan than P100 pairs at 1.4 (docs/simulation.md, "Pairing thresholds where
-///   arrivals go on");
+///   less JCT and makespan than P100 pairs at 1.4 (docs/simulation.md, "A pairing
+///   step");
 /// - every other type keeps `threshold` (it is not listed).
 ///
 /// Returns (GPU type index, threshold) for the types that differ. On Gavel's table and default

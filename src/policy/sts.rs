@@ -42,8 +42,7 @@
 //! only) on a type whose pairs are weak, its median pair sum below halfway from 1 to the
 //! threshold, where sharing cost JCT and makespan as jobs kept arriving. On Gavel's cluster
 //! that is the K80s at 1.0, the P100s infinite (median sum 1.13 against 1.37 on the V100s),
-//! the V100s at the threshold (docs/simulation.md, "Pairs on the K80s", "Pairing thresholds where
-//! arrivals go on").
+//! the V100s at the threshold (docs/simulation.md, "A pairing step").
 //!
 //! **Paired rounds** ([`StsOptions::paired_rounds`], on by default). Where
 //! the attained-service weights do not apply (below) and every active job is a single-GPU job,

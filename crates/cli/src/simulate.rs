@@ -90,8 +90,7 @@ pub struct SimulateArgs {
     /// How a distributed job's sts weight grows with its workers d: it weighs d^P times a
     /// one-worker job, P in [0, 1]. 0: one weight a job; 1: the same share of time for every
     /// job, as Gavel's max-min fairness, and a GPU worth as much in a job of any size; 0.75 by
-    /// default (docs/simulation.md, "Weights that count the workers", "The size exponent once the
-    /// second stage is confined").
+    /// default (docs/simulation.md, "Weights that count the workers").
     #[arg(long, value_name = "P", default_value_t = stsfair::policy::options::DEFAULT_SIZE_EXPONENT)]
     sts_size_exponent: f64,
     /// How sts's forced jobs choose among their options: off (the default in simulations) or lp (their fairness service priced by the long-run LP's duals, as `stsfair rounds` does by default; docs/rounds.md).
@@ -100,8 +99,7 @@ pub struct SimulateArgs {
     /// sts's pairing step: each round the single-GPU jobs are matched per GPU type into pairs
     /// whose measured pair sum r(a|b) + r(b|a) is at least this, and a half GPU is priced beside
     /// the job's partner; an unmatched job gets whole GPUs only (`inf`: no pairs; `off`: every
-    /// half GPU at the median pair). With --units 2 only (docs/simulation.md, "A pairing step",
-    /// "Pairing thresholds where arrivals go on").
+    /// half GPU at the median pair). With --units 2 only (docs/simulation.md, "A pairing step").
     #[arg(long, value_name = "SUM|off", default_value_t = stsfair::policy::options::DEFAULT_PAIRING.to_string())]
     sts_pairing: String,
     /// Thresholds of sts's pairing step for some GPU types in place of --sts-pairing there:
@@ -111,8 +109,7 @@ pub struct SimulateArgs {
     /// faster types had no room for run there, and the alternative to a pair of sum >= 1 is
     /// one of them waiting) and `inf` on a type whose median measured pair sum is below halfway
     /// from 1 to --sts-pairing (weak pairs: whole GPUs only); on Gavel's cluster k80=1,p100=inf
-    /// (docs/simulation.md, "Pairs on the K80s", "Pairing thresholds where arrivals go
-    /// on").
+    /// (docs/simulation.md, "A pairing step").
     #[arg(long, value_name = "TYPE=SUM,...|none|auto", default_value = "auto")]
     sts_pairing_types: String,
     /// GPU types on which, in crowded rounds (where sts's attained-service weights apply), a
@@ -130,8 +127,8 @@ pub struct SimulateArgs {
     sts_second_stage: String,
     /// In which rounds sts's second stage runs: `attained`, only where the attained-service
     /// weights apply (crowded rounds and the hold after them; the default); `all`, every round
-    /// whose chosen jobs' weights differ (docs/simulation.md, "The second stage only where
-    /// attained service weights the jobs").
+    /// whose chosen jobs' weights differ (docs/simulation.md, "Work per busy
+    /// GPU").
     #[arg(long, value_enum, value_name = "attained|all", default_value_t = SecondStageRoundsArg::Attained)]
     sts_second_stage_rounds: SecondStageRoundsArg,
     /// When sts's attained-service weights apply: only in rounds where the active jobs are more
