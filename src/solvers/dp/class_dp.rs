@@ -7,7 +7,7 @@
 //! take each kept choice), chosen choice by choice so that sub-states (units, jobs placed)
 //! merge like states. A state is the vector of units per type that can bind; of two with the
 //! same key the larger value wins (ties: the first, so the answer is deterministic). A state or
-//! sub-state is dropped when it overflows the residual capacity or when its bound ([`Bounds`]:
+//! sub-state is dropped when it overflows the residual capacity or when its bound ([`StateBounds`]:
 //! Lagrangian bounds of the remaining classes at several probe prices, and the type tables of
 //! tables.rs when built) is below the floor.
 //!
@@ -24,8 +24,9 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::classes::{Choice, Class, best_rc, rc};
+use super::classes::{Choice, Class, rc};
 use super::limits::{PROBE_SCALES, SCAN_COUNTS, table_cells};
+use super::suffix::{Rest, Suffix};
 use super::tables::TypeTables;
 use crate::solvers::SolveError;
 
@@ -88,11 +89,11 @@ impl StepIndex {
     }
 }
 
-/// Most GPU types for which [`Bounds::probe_bound`] keeps its per-type terms on the stack (more
-/// types take the general path).
+/// Most GPU types for which [`StateBounds::probe_bound`] keeps its per-type terms on the stack
+/// (more types take the general path).
 const PROBE_TYPES: usize = 8;
 
-/// Most probes [`Bounds::probe_bound`] evaluates at once: all those of [`PROBE_TYPES`] types
+/// Most probes [`StateBounds::probe_bound`] evaluates at once: all those of [`PROBE_TYPES`] types
 /// ([`probes`] makes at most 1 + 6 K).
 const MOST_PROBES: usize = 1 + 6 * PROBE_TYPES;
 
@@ -199,171 +200,15 @@ impl<'a> ClassDp<'a> {
     }
 }
 
-/// Per-layer data over the remaining core classes of one run, and the room the state key and
-/// the bounds read.
-pub(super) struct Suffix {
-    pub(super) k: usize,
-    m: usize,
-    /// `rc[p * (m + 1) + i]`: sum over classes i.. of count * best rc at probe p.
-    rc: Vec<f64>,
-    /// The number P of probes.
-    probes: usize,
-    /// The same by layer: `rc_at[i * P + p]`.
-    rc_at: Vec<f64>,
-    /// The probes' prices by type: `price_at[t * P + p]` is probe p's price of type t.
-    price_at: Vec<f64>,
-    /// `add[i * k + t]`: the most units classes i.. can take on type t.
-    add: Vec<u64>,
-    /// Residual capacity per type (C_k minus the fixed classes' units).
-    pub(super) residual: Vec<u64>,
-    /// Grain of the state key per type (gcd of the core's sizes there); 0 for a type the core
-    /// cannot fill, which never binds and stays out of the key.
-    pub(super) grain: Vec<u64>,
-}
-
-/// What is left of a partly placed class inside a layer: `jobs` still to place, on choices of
-/// best reduced cost `rc` at mu and at most `units[t]` units of each type t each.
-#[derive(Clone, Copy)]
-pub(super) struct Rest<'a> {
-    pub(super) jobs: u64,
-    pub(super) rc: f64,
-    pub(super) units: &'a [u64],
-}
-
-impl Suffix {
-    /// The suffix data of the core classes `core` (in layer order) at `probes`, or `None` when
-    /// the fixed classes already overflow a type (`residual` < 0: no solution of this run).
-    pub(super) fn new(
-        classes: &[Class],
-        kept: &[Vec<Choice>],
-        core: &[usize],
-        probes: &[Vec<f64>],
-        residual: &[i128],
-    ) -> Option<Suffix> {
-        let k = residual.len();
-        let residual: Vec<u64> = residual
-            .iter()
-            .map(|&r| u64::try_from(r).ok())
-            .collect::<Option<_>>()?;
-        let mut grain = vec![0u64; k];
-        for &c in core {
-            for ch in &kept[c] {
-                if let Some(g) = ch.gpu {
-                    grain[g] = crate::solvers::dense::gcd(grain[g], ch.units);
-                }
-            }
-        }
-        let m = core.len();
-        let np = probes.len();
-        let mut rcs = vec![0.0; np * (m + 1)];
-        let mut add = vec![0u64; (m + 1) * k];
-        for i in (0..m).rev() {
-            let cl = &classes[core[i]];
-            let cs = &kept[core[i]];
-            let n = cl.jobs.len() as f64;
-            for (p, probe) in probes.iter().enumerate() {
-                rcs[p * (m + 1) + i] = rcs[p * (m + 1) + i + 1] + n * best_rc(cs, probe);
-            }
-            for t in 0..k {
-                let most = cs
-                    .iter()
-                    .filter(|c| c.gpu == Some(t))
-                    .map(|c| c.units)
-                    .max()
-                    .unwrap_or(0);
-                add[i * k + t] = add[(i + 1) * k + t] + most * cl.jobs.len() as u64;
-            }
-        }
-        // A type the core cannot fill even with every job on its largest choice there never
-        // binds: its units stay out of the key, and states that differ only there merge
-        // (dominance holds because no completion can overflow it).
-        for t in 0..k {
-            if add[t] <= residual[t] {
-                grain[t] = 0;
-            }
-        }
-        let mut rc_at = vec![0.0; (m + 1) * np];
-        for p in 0..np {
-            for i in 0..=m {
-                rc_at[i * np + p] = rcs[p * (m + 1) + i];
-            }
-        }
-        let mut price_at = vec![0.0; k * np];
-        for (p, probe) in probes.iter().enumerate() {
-            for t in 0..k {
-                price_at[t * np + p] = probe[t];
-            }
-        }
-        Some(Suffix {
-            k,
-            m,
-            rc: rcs,
-            probes: np,
-            rc_at,
-            price_at,
-            add,
-            residual,
-            grain,
-        })
-    }
-
-    /// The mixed-radix stride of each binding type in the u128 state key (0 for the others),
-    /// and the number of keys (the product over those types of their cells + 1).
-    fn strides(&self) -> Result<(Vec<u128>, u128), SolveError> {
-        let mut stride = vec![0u128; self.k];
-        let mut acc: u128 = 1;
-        for (t, st) in stride.iter_mut().enumerate() {
-            if let Some(cells) = self.residual[t].checked_div(self.grain[t]) {
-                *st = acc;
-                let cells = u128::from(cells) + 1;
-                acc = acc.checked_mul(cells).ok_or(SolveError::TooLarge {
-                    solver: "dp",
-                    what: "bits of state key",
-                    needed: 129,
-                    limit: 128,
-                    hint: "the undecided jobs span too many gpu types of large capacity; use --solver ilp",
-                })?;
-            }
-        }
-        Ok((stride, acc))
-    }
-
-    /// `start` plus, over the types t with `prices[t] > 0` and not `skip(t)`,
-    /// prices_t min(room_t, A^i_t + extra(t)): the most the priced units of a completion from
-    /// layer `i` can be worth, for a state that used `used` units (room_t = residual_t - used_t,
-    /// A^i_t the most units classes i.. can take on t, `extra` units that other jobs may add).
-    /// Added to `start` term by term (not as a separate sum) so that every bound built on it
-    /// rounds exactly as it always did.
-    #[inline]
-    pub(super) fn priced(
-        &self,
-        start: f64,
-        prices: &[f64],
-        used: &[u64],
-        i: usize,
-        skip: impl Fn(usize) -> bool,
-        extra: impl Fn(usize) -> u64,
-    ) -> f64 {
-        let mut u = start;
-        for t in 0..self.k {
-            if prices[t] > 0.0 && !skip(t) {
-                let room = self.residual[t].saturating_sub(used[t]);
-                u += prices[t] * room.min(self.add[i * self.k + t] + extra(t)) as f64;
-            }
-        }
-        u
-    }
-}
-
 /// The bound of one run's states and sub-states: the probes' Lagrangian bounds, and the type
 /// tables' when built.
-pub(super) struct Bounds<'a> {
+pub(super) struct StateBounds<'a> {
     pub(super) probes: &'a [Vec<f64>],
     pub(super) sfx: Suffix,
     pub(super) tables: Option<&'a TypeTables>,
 }
 
-impl Bounds<'_> {
+impl StateBounds<'_> {
     /// Upper bound on any completion from layer `i` of a (sub-)state worth `value` (fixed jobs
     /// included) that used `used` units, where `rest` describes the jobs of the current class
     /// still to place (`None` for a state between layers).
@@ -382,7 +227,7 @@ impl Bounds<'_> {
             .min(self.table_bound(value, used, i, rest))
     }
 
-    /// The probes' part of [`Bounds::bound`]. For a state or sub-state that puts `cnt` more
+    /// The probes' part of [`StateBounds::bound`]. For a state or sub-state that puts `cnt` more
     /// jobs of the current class on one choice (and, inside a class, `rest` - `cnt` fewer in
     /// the rest; at the last step the rest on the class's last choice), this is a concave
     /// function of `cnt`: per probe, a linear function plus terms p_t min(a - b cnt, c - d cnt),
@@ -453,7 +298,7 @@ impl Bounds<'_> {
         self.probe_bound_each(start, probes, used, i, rest, cut)
     }
 
-    /// [`Bounds::probe_bound`] probe by probe with [`Suffix::priced`]: the path for more types
+    /// [`StateBounds::probe_bound`] probe by probe with [`Suffix::priced`]: the path for more types
     /// than [`PROBE_TYPES`], and the reference the vectorized path is tested against.
     fn probe_bound_each(
         &self,
@@ -483,7 +328,7 @@ impl Bounds<'_> {
         best
     }
 
-    /// The type tables' part of [`Bounds::bound`] (infinite without tables).
+    /// The type tables' part of [`StateBounds::bound`] (infinite without tables).
     #[inline(always)]
     pub(super) fn table_bound(
         &self,
@@ -739,7 +584,7 @@ impl ClassDp<'_> {
         } else {
             None
         };
-        let bounds = Bounds {
+        let bounds = StateBounds {
             probes: self.probes,
             sfx,
             tables: self.prebuilt.or(owned.as_ref()),
@@ -864,7 +709,7 @@ impl ClassDp<'_> {
                         };
                         (key, v, p)
                     };
-                    // The probes' bound is concave in cnt (Bounds::probe_bound), so the counts
+                    // The probes' bound is concave in cnt (StateBounds::probe_bound), so the counts
                     // it keeps above the floor form an interval: for a long range, find a
                     // count in it (`above`), then walk out both ways until the bound drops
                     // below; a short range is scanned. The walk and the scan only ask whether
@@ -1055,9 +900,9 @@ mod tests {
 
     use super::*;
     use crate::solution::objectives_agree;
-    use crate::solvers::dp::bound::multipliers;
     use crate::solvers::dp::classes::classes;
     use crate::solvers::dp::fixing::{CoreOrder, fix};
+    use crate::solvers::dp::lagrangian::multipliers;
     use crate::solvers::dp::limits::TOLERANCE;
     use crate::solvers::dp::testing::{self, at_least, check_feasible, optimum};
 
@@ -1171,7 +1016,7 @@ mod tests {
                 .collect();
             let units: Vec<u64> = rest.as_ref().map_or(vec![0; k], |r| r.2[..k].to_vec());
             let rest = rest.as_ref().map(|r| Rest { jobs: r.0, rc: r.1, units: &units });
-            let bounds = Bounds { probes: &probes, sfx, tables: None };
+            let bounds = StateBounds { probes: &probes, sfx, tables: None };
             let (start, each) = match rest {
                 None => (value, &probes[..]),
                 Some(r) => (value + r.jobs as f64 * r.rc, &probes[..1]),
@@ -1280,7 +1125,7 @@ mod tests {
             else {
                 return Err(TestCaseError::fail("the fixing at the optimum's gap overflows"));
             };
-            let bounds = Bounds { probes: &probes, sfx, tables: None };
+            let bounds = StateBounds { probes: &probes, sfx, tables: None };
             let root = bounds.bound(fixed.base, &vec![0; mu.len()], 0, None);
             prop_assert!(at_least(root, opt), "root bound {} below the optimum {}", root, opt);
             let mut dp = ClassDp::unlimited(&classes, &fixed.kept, &probes);

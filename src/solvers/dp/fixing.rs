@@ -188,8 +188,8 @@ mod tests {
     use super::*;
     use crate::formulation::{JobClass, RoundProblem};
     use crate::solution::objectives_agree;
-    use crate::solvers::dp::bound::multipliers;
     use crate::solvers::dp::classes::classes;
+    use crate::solvers::dp::lagrangian::multipliers;
     use crate::solvers::dp::limits::TOLERANCE;
     use crate::solvers::dp::testing::{self, optimum};
 

@@ -654,8 +654,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::solvers::dp::bound::multipliers;
     use crate::solvers::dp::classes::{Choice, classes};
+    use crate::solvers::dp::lagrangian::multipliers;
     use crate::solvers::dp::testing::{self, at_least, check_feasible, count_problem, optimum};
 
     /// A choice worth 1 on a GPU type (0 when idle), its slot its units.

@@ -52,12 +52,13 @@
 //! Springer 2004, chapters 5 and 11; A. M. Geoffrion, "Lagrangean relaxation for integer
 //! programming", Mathematical Programming Study 2 (1974) 82-114.
 
-mod bound;
 mod class_dp;
 mod classes;
 mod fixing;
 mod incumbent;
+mod lagrangian;
 mod limits;
+mod suffix;
 mod tables;
 #[cfg(test)]
 mod testing;
@@ -68,13 +69,13 @@ use super::{DenseDp, SolveError, Solver, WarmStart, deadline, relative_gap, time
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
 use crate::solution::{Infeasibility, SolveStats};
-use bound::{
-    multipliers, proven_minimum, refine_multipliers, smooth_multipliers, warm_multipliers,
-};
-use class_dp::{ClassDp, Suffix, past, probes};
+use class_dp::{ClassDp, past, probes};
 use classes::{Class, classes, totals};
 use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
 use incumbent::{incumbent, least_value};
+use lagrangian::{
+    multipliers, proven_minimum, refine_multipliers, smooth_multipliers, warm_multipliers,
+};
 use limits::{
     ADAPT_AFTER_STATES, DEFAULT_MAX_STATES, DENSE_AFTER_STATES, DENSE_SHARE, FAST_GROWTH,
     FIRST_GAP, FIT_WORK, FLAT_GROWTH, MIN_STEP, PLAIN_RUN_STATES, PREDICT_AFTER_STATES,
@@ -83,6 +84,7 @@ use limits::{
     SOLVE_BUDGET, TABLE_SPAN, TABLE_WORK, TABLE_WORK_PER_STATE, TABLES_AFTER_STATES,
     TABLES_PREDICTED, TOLERANCE, dense_bytes, table_cells,
 };
+use suffix::Suffix;
 use tables::{TypeTables, strongest_fit};
 
 /// How many times the states of a run grow per doubling of the gap, measured between the run

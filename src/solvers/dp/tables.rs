@@ -17,9 +17,9 @@
 //! strong as the LP); Kellerer, Pferschy and Pisinger, *Knapsack Problems*, Springer 2004,
 //! chapter 9 (relaxations of the multidimensional knapsack problem).
 
-use super::class_dp::{Rest, Suffix};
 use super::classes::{Choice, Class};
 use super::limits::{COPIES_AFTER, TABLE_CELLS, TABLE_GRID};
+use super::suffix::{Rest, Suffix};
 
 /// One set S of one or two binding types and, per layer i, the exact value table of the
 /// remaining core classes i.. with S's capacities kept and the other types priced at mu.
@@ -518,10 +518,10 @@ mod tests {
     use super::*;
     use crate::solution::objectives_agree;
     use crate::solvers::dp::Dp;
-    use crate::solvers::dp::bound::multipliers;
-    use crate::solvers::dp::class_dp::{Bounds, ClassDp, probes};
+    use crate::solvers::dp::class_dp::{ClassDp, StateBounds, probes};
     use crate::solvers::dp::classes::classes;
     use crate::solvers::dp::fixing::{CoreOrder, fix};
+    use crate::solvers::dp::lagrangian::multipliers;
     use crate::solvers::dp::limits::{TABLE_CELLS, TABLE_WORK, TOLERANCE};
     use crate::solvers::dp::testing::{self, SMALL, TINY, at_least, optimum};
     use crate::solvers::{BruteForce, DenseDp};
@@ -709,7 +709,7 @@ mod tests {
             else {
                 return Err(TestCaseError::fail("a feasible round overflows with every choice kept"));
             };
-            let at_mu = Bounds { probes: &at_mu, sfx, tables: None };
+            let at_mu = StateBounds { probes: &at_mu, sfx, tables: None };
             let sfx = &at_mu.sfx;
             let Some(tables) =
                 TypeTables::new(&classes, &fixed.kept, &fixed.core, sfx, &mu, 2, TABLE_WORK, TABLE_CELLS)

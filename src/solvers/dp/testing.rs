@@ -8,9 +8,9 @@
 
 use proptest::prelude::*;
 
-use super::bound::multipliers;
 use super::classes::{Class, classes};
 use super::fixing::{CoreOrder, Fixed, fix};
+use super::lagrangian::multipliers;
 use super::limits::TOLERANCE;
 use crate::formulation::RoundProblem;
 use crate::solvers::{DenseDp, Solver};
