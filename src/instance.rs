@@ -860,6 +860,9 @@ fn check_int(path: &str, value: u64, min: u64, max: u64) -> Result<u32, Instance
 }
 
 impl RawInstance {
+    /// The phases of validation, in the order of the file: the format tag, the fairness
+    /// parameters, the GPU types, then the jobs (whose times name the types). The first broken
+    /// rule is the error.
     fn validate(self) -> Result<Instance, InstanceError> {
         if self.format != FORMAT_TAG {
             return Err(InstanceError::rule(
@@ -868,224 +871,9 @@ impl RawInstance {
                 format!("{:?}", self.format),
             ));
         }
-        let d = Fairness::default();
-        let fairness = match &self.fairness {
-            None => d,
-            Some(f) => Fairness {
-                lambda: f.lambda.unwrap_or(d.lambda),
-                max_debt: f.max_debt.unwrap_or(d.max_debt),
-                credit: f.credit.unwrap_or(d.credit),
-            },
-        };
-        check_fairness(&fairness)?;
-
-        if self.gpu_types.is_empty() {
-            return Err(InstanceError::rule(
-                "gpu_types",
-                "must list at least one GPU type",
-                "[]",
-            ));
-        }
-        let mut gpu_types: Vec<GpuType> = Vec::with_capacity(self.gpu_types.len());
-        for (k, g) in self.gpu_types.iter().enumerate() {
-            let p = format!("gpu_types[{k}]");
-            if g.name.is_empty() {
-                return Err(InstanceError::rule(
-                    format!("{p}.name"),
-                    "must not be empty",
-                    "\"\"",
-                ));
-            }
-            if gpu_types.iter().any(|o| o.name == g.name) {
-                return Err(InstanceError::rule(
-                    format!("{p}.name"),
-                    "must be unique among gpu_types",
-                    format!("{:?}", g.name),
-                ));
-            }
-            let count = check_int(&format!("{p}.count"), g.count, 0, MAX_COUNT)?;
-            let units = check_int(&format!("{p}.units"), g.units, 1, MAX_UNITS)?;
-            if g.slot_sizes.is_empty() {
-                return Err(InstanceError::rule(
-                    format!("{p}.slot_sizes"),
-                    "must not be empty",
-                    "[]",
-                ));
-            }
-            let mut sizes = Vec::with_capacity(g.slot_sizes.len());
-            for (i, &s) in g.slot_sizes.iter().enumerate() {
-                let sp = format!("{p}.slot_sizes[{i}]");
-                let s = check_int(&sp, s, 1, MAX_UNITS)?;
-                if let Some(&prev) = sizes.last() {
-                    if s <= prev {
-                        return Err(InstanceError::rule(
-                            &sp,
-                            format!(
-                                "must be larger than the size before it ({prev}): slot_sizes are strictly ascending"
-                            ),
-                            s,
-                        ));
-                    }
-                    if s % prev != 0 {
-                        return Err(InstanceError::rule(
-                            &sp,
-                            format!(
-                                "must be a multiple of the size before it ({prev}): slot_sizes form a divisibility ladder"
-                            ),
-                            s,
-                        ));
-                    }
-                }
-                sizes.push(s);
-            }
-            // `sizes` is not empty (checked above); `last` rather than an index keeps this free of
-            // panics if that check ever moves.
-            if let Some(&largest) = sizes.last()
-                && units % largest != 0
-            {
-                return Err(InstanceError::rule(
-                    format!("{p}.slot_sizes[{}]", sizes.len() - 1),
-                    format!("must divide units ({units}): the largest slot size divides the GPU"),
-                    largest,
-                ));
-            }
-            gpu_types.push(GpuType {
-                name: g.name.clone(),
-                count,
-                units,
-                slot_sizes: sizes,
-            });
-        }
-
-        let mut ids = std::collections::HashSet::with_capacity(self.jobs.len());
-        let mut jobs = Vec::with_capacity(self.jobs.len());
-        let mut weight_sum = 0.0_f64;
-        for (j, rj) in self.jobs.into_iter().enumerate() {
-            let p = format!("jobs[{j}]");
-            if rj.id.is_empty() {
-                return Err(InstanceError::rule(
-                    format!("{p}.id"),
-                    "must not be empty",
-                    "\"\"",
-                ));
-            }
-            if !ids.insert(rj.id.clone()) {
-                return Err(InstanceError::rule(
-                    format!("{p}.id"),
-                    "must be unique among jobs",
-                    format!("{:?}", rj.id),
-                ));
-            }
-            let weight = rj.weight.unwrap_or(1.0);
-            if !(weight > 0.0 && weight.is_finite()) {
-                return Err(InstanceError::rule(
-                    format!("{p}.weight"),
-                    "must be finite and > 0",
-                    num(weight),
-                ));
-            }
-            // phi_j = w_j / (sum of w): an infinite sum would make every share 0 and the
-            // objective infinite.
-            weight_sum += weight;
-            if !weight_sum.is_finite() {
-                return Err(InstanceError::rule(
-                    format!("{p}.weight"),
-                    "must keep the sum of all job weights finite",
-                    num(weight),
-                ));
-            }
-            let workers = check_int(
-                &format!("{p}.workers"),
-                rj.workers.unwrap_or(1),
-                1,
-                MAX_WORKERS,
-            )?;
-            let deficit = rj.deficit.unwrap_or(0.0);
-            if !deficit.is_finite() {
-                return Err(InstanceError::rule(
-                    format!("{p}.deficit"),
-                    "must be finite",
-                    num(deficit),
-                ));
-            }
-            let mut times: Vec<SlotTime> = Vec::with_capacity(rj.times.len());
-            for (t, rt) in rj.times.iter().enumerate() {
-                let tp = format!("{p}.times[{t}]");
-                let Some(gpu) = gpu_types.iter().position(|g| g.name == rt.gpu) else {
-                    return Err(InstanceError::rule(
-                        format!("{tp}.gpu"),
-                        "must name one of gpu_types",
-                        format!("{:?}", rt.gpu),
-                    ));
-                };
-                let g = &gpu_types[gpu];
-                let Some(slot) = g
-                    .slot_sizes
-                    .iter()
-                    .copied()
-                    .find(|&s| u64::from(s) == rt.slot)
-                else {
-                    return Err(InstanceError::rule(
-                        format!("{tp}.slot"),
-                        format!(
-                            "must be one of the slot_sizes of {} ({:?})",
-                            g.name, g.slot_sizes
-                        ),
-                        rt.slot,
-                    ));
-                };
-                if !(rt.sec_per_iter > 0.0 && rt.sec_per_iter.is_finite()) {
-                    return Err(InstanceError::rule(
-                        format!("{tp}.sec_per_iter"),
-                        "must be finite and > 0",
-                        num(rt.sec_per_iter),
-                    ));
-                }
-                if times.iter().any(|o| o.gpu == gpu && o.slot == slot) {
-                    return Err(InstanceError::rule(
-                        &tp,
-                        format!(
-                            "must be the only entry for ({}, {slot}): at most one time per (gpu, slot)",
-                            g.name
-                        ),
-                        format!("{}/{slot}", g.name),
-                    ));
-                }
-                let throughput = 1.0 / rt.sec_per_iter;
-                if !(throughput > 0.0 && throughput.is_finite()) {
-                    return Err(InstanceError::rule(
-                        format!("{tp}.sec_per_iter"),
-                        "must have a finite, non-zero reciprocal (throughput)",
-                        num(rt.sec_per_iter),
-                    ));
-                }
-                times.push(SlotTime {
-                    gpu,
-                    slot,
-                    sec_per_iter: rt.sec_per_iter,
-                });
-            }
-            let options = times
-                .iter()
-                .filter_map(|t| {
-                    let units = u64::from(workers) * u64::from(t.slot);
-                    (units <= gpu_types[t.gpu].capacity()).then(|| JobOption {
-                        gpu: t.gpu,
-                        slot: t.slot,
-                        units,
-                        throughput: 1.0 / t.sec_per_iter,
-                    })
-                })
-                .collect();
-            jobs.push(Job {
-                id: rj.id,
-                weight,
-                workers,
-                deficit,
-                times,
-                options,
-            });
-        }
+        let fairness = fairness_of(self.fairness.as_ref())?;
+        let gpu_types = validate_gpu_types(&self.gpu_types)?;
+        let jobs = validate_jobs(self.jobs, &gpu_types)?;
         Ok(Instance {
             name: self.name,
             fairness,
@@ -1093,4 +881,254 @@ impl RawInstance {
             jobs,
         })
     }
+}
+
+/// The fairness parameters, each field defaulting to [`Fairness::default`]'s.
+fn fairness_of(raw: Option<&RawFairness>) -> Result<Fairness, InstanceError> {
+    let d = Fairness::default();
+    let fairness = match raw {
+        None => d,
+        Some(f) => Fairness {
+            lambda: f.lambda.unwrap_or(d.lambda),
+            max_debt: f.max_debt.unwrap_or(d.max_debt),
+            credit: f.credit.unwrap_or(d.credit),
+        },
+    };
+    check_fairness(&fairness)?;
+    Ok(fairness)
+}
+
+/// The GPU types: at least one, names non-empty and unique, each type valid on its own.
+fn validate_gpu_types(raw: &[RawGpuType]) -> Result<Vec<GpuType>, InstanceError> {
+    if raw.is_empty() {
+        return Err(InstanceError::rule(
+            "gpu_types",
+            "must list at least one GPU type",
+            "[]",
+        ));
+    }
+    let mut gpu_types: Vec<GpuType> = Vec::with_capacity(raw.len());
+    for (k, g) in raw.iter().enumerate() {
+        let p = format!("gpu_types[{k}]");
+        if g.name.is_empty() {
+            return Err(InstanceError::rule(
+                format!("{p}.name"),
+                "must not be empty",
+                "\"\"",
+            ));
+        }
+        if gpu_types.iter().any(|o| o.name == g.name) {
+            return Err(InstanceError::rule(
+                format!("{p}.name"),
+                "must be unique among gpu_types",
+                format!("{:?}", g.name),
+            ));
+        }
+        let count = check_int(&format!("{p}.count"), g.count, 0, MAX_COUNT)?;
+        let units = check_int(&format!("{p}.units"), g.units, 1, MAX_UNITS)?;
+        let slot_sizes = validate_slot_sizes(&p, &g.slot_sizes, units)?;
+        gpu_types.push(GpuType {
+            name: g.name.clone(),
+            count,
+            units,
+            slot_sizes,
+        });
+    }
+    Ok(gpu_types)
+}
+
+/// The slot sizes of the GPU type at `p` with `units` units: not empty, strictly ascending,
+/// each a multiple of the one before, the largest dividing `units`.
+fn validate_slot_sizes(p: &str, raw: &[u64], units: u32) -> Result<Vec<u32>, InstanceError> {
+    if raw.is_empty() {
+        return Err(InstanceError::rule(
+            format!("{p}.slot_sizes"),
+            "must not be empty",
+            "[]",
+        ));
+    }
+    let mut sizes = Vec::with_capacity(raw.len());
+    for (i, &s) in raw.iter().enumerate() {
+        let sp = format!("{p}.slot_sizes[{i}]");
+        let s = check_int(&sp, s, 1, MAX_UNITS)?;
+        if let Some(&prev) = sizes.last() {
+            if s <= prev {
+                return Err(InstanceError::rule(
+                    &sp,
+                    format!(
+                        "must be larger than the size before it ({prev}): slot_sizes are strictly ascending"
+                    ),
+                    s,
+                ));
+            }
+            if s % prev != 0 {
+                return Err(InstanceError::rule(
+                    &sp,
+                    format!(
+                        "must be a multiple of the size before it ({prev}): slot_sizes form a divisibility ladder"
+                    ),
+                    s,
+                ));
+            }
+        }
+        sizes.push(s);
+    }
+    // `sizes` is not empty (checked above); `last` rather than an index keeps this free of
+    // panics if that check ever moves.
+    if let Some(&largest) = sizes.last()
+        && !units.is_multiple_of(largest)
+    {
+        return Err(InstanceError::rule(
+            format!("{p}.slot_sizes[{}]", sizes.len() - 1),
+            format!("must divide units ({units}): the largest slot size divides the GPU"),
+            largest,
+        ));
+    }
+    Ok(sizes)
+}
+
+/// The jobs: ids non-empty and unique, the sum of the weights finite, each job valid on its
+/// own against `gpu_types`.
+fn validate_jobs(raw: Vec<RawJob>, gpu_types: &[GpuType]) -> Result<Vec<Job>, InstanceError> {
+    let mut ids = std::collections::HashSet::with_capacity(raw.len());
+    let mut jobs = Vec::with_capacity(raw.len());
+    let mut weight_sum = 0.0_f64;
+    for (j, rj) in raw.into_iter().enumerate() {
+        let p = format!("jobs[{j}]");
+        if rj.id.is_empty() {
+            return Err(InstanceError::rule(
+                format!("{p}.id"),
+                "must not be empty",
+                "\"\"",
+            ));
+        }
+        if !ids.insert(rj.id.clone()) {
+            return Err(InstanceError::rule(
+                format!("{p}.id"),
+                "must be unique among jobs",
+                format!("{:?}", rj.id),
+            ));
+        }
+        let weight = rj.weight.unwrap_or(1.0);
+        if !(weight > 0.0 && weight.is_finite()) {
+            return Err(InstanceError::rule(
+                format!("{p}.weight"),
+                "must be finite and > 0",
+                num(weight),
+            ));
+        }
+        // phi_j = w_j / (sum of w): an infinite sum would make every share 0 and the
+        // objective infinite.
+        weight_sum += weight;
+        if !weight_sum.is_finite() {
+            return Err(InstanceError::rule(
+                format!("{p}.weight"),
+                "must keep the sum of all job weights finite",
+                num(weight),
+            ));
+        }
+        let workers = check_int(
+            &format!("{p}.workers"),
+            rj.workers.unwrap_or(1),
+            1,
+            MAX_WORKERS,
+        )?;
+        let deficit = rj.deficit.unwrap_or(0.0);
+        if !deficit.is_finite() {
+            return Err(InstanceError::rule(
+                format!("{p}.deficit"),
+                "must be finite",
+                num(deficit),
+            ));
+        }
+        let times = validate_times(&p, &rj.times, gpu_types)?;
+        let options = times
+            .iter()
+            .filter_map(|t| {
+                let units = u64::from(workers) * u64::from(t.slot);
+                (units <= gpu_types[t.gpu].capacity()).then(|| JobOption {
+                    gpu: t.gpu,
+                    slot: t.slot,
+                    units,
+                    throughput: 1.0 / t.sec_per_iter,
+                })
+            })
+            .collect();
+        jobs.push(Job {
+            id: rj.id,
+            weight,
+            workers,
+            deficit,
+            times,
+            options,
+        });
+    }
+    Ok(jobs)
+}
+
+/// The times of the job at `p`: each names a GPU type and one of its slot sizes, at most once,
+/// with a time whose reciprocal (the throughput) is finite and positive.
+fn validate_times(
+    p: &str,
+    raw: &[RawTime],
+    gpu_types: &[GpuType],
+) -> Result<Vec<SlotTime>, InstanceError> {
+    let mut times: Vec<SlotTime> = Vec::with_capacity(raw.len());
+    for (t, rt) in raw.iter().enumerate() {
+        let tp = format!("{p}.times[{t}]");
+        let Some(gpu) = gpu_types.iter().position(|g| g.name == rt.gpu) else {
+            return Err(InstanceError::rule(
+                format!("{tp}.gpu"),
+                "must name one of gpu_types",
+                format!("{:?}", rt.gpu),
+            ));
+        };
+        let g = &gpu_types[gpu];
+        let Some(slot) = g
+            .slot_sizes
+            .iter()
+            .copied()
+            .find(|&s| u64::from(s) == rt.slot)
+        else {
+            return Err(InstanceError::rule(
+                format!("{tp}.slot"),
+                format!(
+                    "must be one of the slot_sizes of {} ({:?})",
+                    g.name, g.slot_sizes
+                ),
+                rt.slot,
+            ));
+        };
+        if !(rt.sec_per_iter > 0.0 && rt.sec_per_iter.is_finite()) {
+            return Err(InstanceError::rule(
+                format!("{tp}.sec_per_iter"),
+                "must be finite and > 0",
+                num(rt.sec_per_iter),
+            ));
+        }
+        if times.iter().any(|o| o.gpu == gpu && o.slot == slot) {
+            return Err(InstanceError::rule(
+                &tp,
+                format!(
+                    "must be the only entry for ({}, {slot}): at most one time per (gpu, slot)",
+                    g.name
+                ),
+                format!("{}/{slot}", g.name),
+            ));
+        }
+        let throughput = 1.0 / rt.sec_per_iter;
+        if !(throughput > 0.0 && throughput.is_finite()) {
+            return Err(InstanceError::rule(
+                format!("{tp}.sec_per_iter"),
+                "must have a finite, non-zero reciprocal (throughput)",
+                num(rt.sec_per_iter),
+            ));
+        }
+        times.push(SlotTime {
+            gpu,
+            slot,
+            sec_per_iter: rt.sec_per_iter,
+        });
+    }
+    Ok(times)
 }

@@ -375,6 +375,140 @@ fn check_pending_runs(
 /// minute, 17 billion years), so that counting on from it never overflows.
 pub const MAX_ROUND: u64 = 1 << 53;
 
+/// The snapshot's cluster and jobs as an instance, checked exactly as an instance file's (the
+/// builder reports `gpu_types[k]...`, `jobs[j]...` and `fairness...`, the snapshot's own
+/// paths), then the limits a scheduler needs: a cluster a placement can hold, a round number
+/// below 2^53.
+fn instance_from(s: &SchedulerSnapshot) -> Result<Instance, RoundError> {
+    let mut b = Instance::builder().fairness(Fairness {
+        lambda: s.fairness.lambda,
+        max_debt: s.fairness.max_debt,
+        credit: s.fairness.credit,
+    });
+    for g in &s.gpu_types {
+        b = b.gpu_type(g.name.clone(), g.count, g.units, &g.slot_sizes);
+    }
+    for j in &s.jobs {
+        let mut spec = JobSpec::new(j.id.clone())
+            .weight(j.weight)
+            .workers(j.workers)
+            .deficit(j.deficit);
+        for t in &j.times {
+            spec = spec.time(t.gpu.clone(), t.slot, t.sec_per_iter);
+        }
+        b = b.job(spec);
+    }
+    let instance = b
+        .build()
+        .map_err(|source| RoundError::InvalidSnapshot { source })?;
+    // A cluster past the placement's limit is refused here: such a scheduler could not plan.
+    let gpus: u64 = instance
+        .gpu_types()
+        .iter()
+        .map(|t| u64::from(t.count()))
+        .sum();
+    if gpus > MAX_GPUS {
+        return Err(rule(
+            "gpu_types",
+            format!("must hold at most {MAX_GPUS} gpus in all (what a placement can hold)"),
+            format!("{gpus} gpus"),
+        ));
+    }
+    if s.round > MAX_ROUND {
+        return Err(rule(
+            "round",
+            format!("must be at most {MAX_ROUND} (2^53: more rounds than any run makes)"),
+            s.round,
+        ));
+    }
+    Ok(instance)
+}
+
+/// The pending round: its fair rates (`pending.jobs` naming active jobs, `pending.removed`
+/// jobs removed since the plan, each job once, F_j finite and >= 0, B_j finite and at least
+/// fairness.credit), its runs and its placement.
+fn pending_from(
+    instance: &Instance,
+    p: &SnapPending,
+    workers: &HashMap<&str, u64>,
+) -> Result<Pending, RoundError> {
+    let types = instance.gpu_types();
+    let active: HashSet<&str> = instance.jobs().iter().map(|j| j.id()).collect();
+    let least_credit = instance.fairness().credit;
+    let mut bounds = HashMap::with_capacity(p.jobs.len() + p.removed.len());
+    let lists = [(&p.jobs, "jobs", true), (&p.removed, "removed", false)];
+    for (list, name, must_be_active) in lists {
+        for (i, f) in list.iter().enumerate() {
+            let fp = format!("pending.{name}[{i}]");
+            if active.contains(f.job.as_str()) != must_be_active {
+                let rule_text = if must_be_active {
+                    "must name an active job (one of jobs)"
+                } else {
+                    "must not name an active job (it lists jobs removed since the plan)"
+                };
+                return Err(rule(format!("{fp}.job"), rule_text, format!("{:?}", f.job)));
+            }
+            if !(f.fair_rate >= 0.0 && f.fair_rate.is_finite()) {
+                return Err(rule(
+                    format!("{fp}.fair_rate"),
+                    "must be finite and >= 0",
+                    num(f.fair_rate),
+                ));
+            }
+            let credit = f.credit.unwrap_or(least_credit);
+            // B_j = max(B, ...) is never below B.
+            if !(credit >= least_credit && credit.is_finite()) {
+                return Err(rule(
+                    format!("{fp}.credit"),
+                    "must be finite and >= fairness.credit",
+                    num(credit),
+                ));
+            }
+            let bound = RoundBound {
+                fair_rate: f.fair_rate,
+                credit,
+            };
+            if bounds.insert(f.job.clone(), bound).is_some() {
+                return Err(rule(
+                    format!("{fp}.job"),
+                    "must be listed once in pending.jobs and pending.removed",
+                    format!("{:?}", f.job),
+                ));
+            }
+        }
+    }
+    let runs = runs_from(types, &p.runs, "pending.runs")?;
+    check_pending_runs(instance, &bounds, &p.runs, &runs)?;
+    Ok(Pending {
+        bounds,
+        runs,
+        placement: placement_from(types, &p.placement, "pending.placement", workers)?,
+    })
+}
+
+/// The warm start of the multipliers: one finite mu_k >= 0 per GPU type.
+fn warm_from(types: &[GpuType], mu: Vec<f64>) -> Result<WarmStart, RoundError> {
+    if mu.len() != types.len() {
+        return Err(rule(
+            "multipliers",
+            format!("must have one entry per GPU type ({})", types.len()),
+            format!("{} entries", mu.len()),
+        ));
+    }
+    if let Some((k, m)) = mu
+        .iter()
+        .enumerate()
+        .find(|(_, m)| !(m.is_finite() && **m >= 0.0))
+    {
+        return Err(rule(
+            format!("multipliers[{k}]"),
+            "must be finite and >= 0",
+            num(*m),
+        ));
+    }
+    Ok(WarmStart::from_multipliers(mu))
+}
+
 /// Rebuilds a [`Placement`] (the GPUs that hold a slot, in type and index order) after checking that
 /// every slot lies on a GPU of the cluster, on the type's ladder, aligned, inside the GPU and
 /// clear of the slots before it, that each (job, worker) holds one slot, and that a slot of an
@@ -614,47 +748,8 @@ impl RoundScheduler {
                 format!("{:?}", s.format),
             ));
         }
-        // The cluster and the jobs are checked exactly as an instance file's: the builder
-        // reports `gpu_types[k]...`, `jobs[j]...` and `fairness...`, the snapshot's own paths.
-        let mut b = Instance::builder().fairness(Fairness {
-            lambda: s.fairness.lambda,
-            max_debt: s.fairness.max_debt,
-            credit: s.fairness.credit,
-        });
-        for g in &s.gpu_types {
-            b = b.gpu_type(g.name.clone(), g.count, g.units, &g.slot_sizes);
-        }
-        for j in &s.jobs {
-            let mut spec = JobSpec::new(j.id.clone())
-                .weight(j.weight)
-                .workers(j.workers)
-                .deficit(j.deficit);
-            for t in &j.times {
-                spec = spec.time(t.gpu.clone(), t.slot, t.sec_per_iter);
-            }
-            b = b.job(spec);
-        }
-        let instance = b
-            .build()
-            .map_err(|source| RoundError::InvalidSnapshot { source })?;
+        let instance = instance_from(&s)?;
         let types = instance.gpu_types();
-        // A cluster past the placement's limit is refused here: such a scheduler could not plan.
-        let gpus: u64 = types.iter().map(|t| u64::from(t.count())).sum();
-        if gpus > MAX_GPUS {
-            return Err(rule(
-                "gpu_types",
-                format!("must hold at most {MAX_GPUS} gpus in all (what a placement can hold)"),
-                format!("{gpus} gpus"),
-            ));
-        }
-        if s.round > MAX_ROUND {
-            return Err(rule(
-                "round",
-                format!("must be at most {MAX_ROUND} (2^53: more rounds than any run makes)"),
-                s.round,
-            ));
-        }
-
         let workers: HashMap<&str, u64> = instance
             .jobs()
             .iter()
@@ -666,89 +761,12 @@ impl RoundScheduler {
             None => None,
         };
         let pending = match &s.pending {
+            Some(p) => Some(pending_from(&instance, p, &workers)?),
             None => None,
-            Some(p) => {
-                let active: HashSet<&str> = instance.jobs().iter().map(|j| j.id()).collect();
-                let least_credit = instance.fairness().credit;
-                let mut bounds = HashMap::with_capacity(p.jobs.len() + p.removed.len());
-                let lists = [(&p.jobs, "jobs", true), (&p.removed, "removed", false)];
-                for (list, name, must_be_active) in lists {
-                    for (i, f) in list.iter().enumerate() {
-                        let fp = format!("pending.{name}[{i}]");
-                        if active.contains(f.job.as_str()) != must_be_active {
-                            let rule_text = if must_be_active {
-                                "must name an active job (one of jobs)"
-                            } else {
-                                "must not name an active job (it lists jobs removed since the plan)"
-                            };
-                            return Err(rule(
-                                format!("{fp}.job"),
-                                rule_text,
-                                format!("{:?}", f.job),
-                            ));
-                        }
-                        if !(f.fair_rate >= 0.0 && f.fair_rate.is_finite()) {
-                            return Err(rule(
-                                format!("{fp}.fair_rate"),
-                                "must be finite and >= 0",
-                                num(f.fair_rate),
-                            ));
-                        }
-                        let credit = f.credit.unwrap_or(least_credit);
-                        // B_j = max(B, ...) is never below B.
-                        if !(credit >= least_credit && credit.is_finite()) {
-                            return Err(rule(
-                                format!("{fp}.credit"),
-                                "must be finite and >= fairness.credit",
-                                num(credit),
-                            ));
-                        }
-                        let bound = RoundBound {
-                            fair_rate: f.fair_rate,
-                            credit,
-                        };
-                        if bounds.insert(f.job.clone(), bound).is_some() {
-                            return Err(rule(
-                                format!("{fp}.job"),
-                                "must be listed once in pending.jobs and pending.removed",
-                                format!("{:?}", f.job),
-                            ));
-                        }
-                    }
-                }
-                let runs = runs_from(types, &p.runs, "pending.runs")?;
-                check_pending_runs(&instance, &bounds, &p.runs, &runs)?;
-                Some(Pending {
-                    bounds,
-                    runs,
-                    placement: placement_from(types, &p.placement, "pending.placement", &workers)?,
-                })
-            }
         };
-
         let warm = match s.multipliers {
+            Some(mu) => warm_from(types, mu)?,
             None => WarmStart::default(),
-            Some(mu) => {
-                if mu.len() != types.len() {
-                    return Err(rule(
-                        "multipliers",
-                        format!("must have one entry per GPU type ({})", types.len()),
-                        format!("{} entries", mu.len()),
-                    ));
-                }
-                if let Some((k, m)) = mu
-                    .iter()
-                    .enumerate()
-                    .find(|(_, m)| !(m.is_finite() && **m >= 0.0))
-                {
-                    return Err(rule(
-                        format!("multipliers[{k}]"),
-                        "must be finite and >= 0",
-                        num(*m),
-                    ));
-                }
-                WarmStart::from_multipliers(mu)
-            }
         };
         let mut scheduler = RoundScheduler::new(&instance, solver);
         scheduler.warm = warm;
