@@ -26,7 +26,7 @@
 
 use std::collections::HashMap;
 
-use highs::{ColProblem, HighsModelStatus, Sense};
+use crate::highs_lp::{self, ColProblem, OptionValue, Outcome, Sense};
 
 use crate::formulation::RoundProblem;
 use crate::instance::Instance;
@@ -167,46 +167,30 @@ pub fn long_run_bound(instance: &Instance, share: f64) -> Result<Option<LongRunB
             prices: vec![0.0; problem.jobs.len()],
         }));
     }
-    // HiGHS fixes its thread pool per thread at the first solve (see `Ilp`): solve on a thread
-    // of its own so that the bound never clashes with an ILP solved on the caller's thread.
-    let solved = std::thread::scope(|scope| {
-        scope
-            .spawn(move || {
-                let mut model = pb.try_optimise(Sense::Maximise)?;
-                model.set_option("output_flag", false);
-                model.set_option("threads", 1);
-                // The solved model holds HiGHS's pointer and stays on this thread.
-                model.try_solve().map(|solved| {
-                    let duals = solved.get_solution().dual_rows().to_vec();
-                    (solved.status(), solved.objective_value(), duals)
-                })
-            })
-            .join()
-    })
-    .map_err(|_| SolveError::Backend {
-        solver: NAME,
-        message: "HiGHS panicked".into(),
-    })?
-    .map_err(|e| SolveError::Backend {
-        solver: NAME,
-        message: format!("HiGHS failed: {e:?}"),
-    })?;
-    let (status, objective, duals) = solved;
-    match status {
-        HighsModelStatus::Optimal => Ok(Some(LongRunBound {
-            objective: objective * cost_scale,
+    let options = [
+        ("output_flag", OptionValue::Bool(false)),
+        ("threads", OptionValue::Int(1)),
+    ];
+    let answer =
+        highs_lp::solve(pb, Sense::Maximise, &options).map_err(|e| SolveError::Backend {
+            solver: NAME,
+            message: e.to_string(),
+        })?;
+    match answer.outcome {
+        Outcome::Optimal => Ok(Some(LongRunBound {
+            objective: answer.objective * cost_scale,
             share,
             bounded_jobs,
             capped_jobs,
-            prices: prices(problem.jobs.len(), &classes, &fair_rows, &duals)
+            prices: prices(problem.jobs.len(), &classes, &fair_rows, &answer.row_duals)
                 .into_iter()
                 .map(|p| p * cost_scale)
                 .collect(),
         })),
-        HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible => Ok(None),
-        other => Err(SolveError::Backend {
+        Outcome::Infeasible { .. } => Ok(None),
+        _ => Err(SolveError::Backend {
             solver: NAME,
-            message: format!("HiGHS ended with model status {other:?}"),
+            message: format!("HiGHS ended with model status {}", answer.status),
         }),
     }
 }

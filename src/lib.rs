@@ -62,6 +62,8 @@ pub mod bench;
 #[cfg(feature = "highs")]
 pub mod bound;
 pub mod formulation;
+#[cfg(feature = "highs")]
+pub mod highs_lp;
 pub mod instance;
 pub mod manifest;
 pub mod placement;

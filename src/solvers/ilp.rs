@@ -28,17 +28,13 @@
 //! checked (one option per job, forced jobs placed, capacities kept, objective as HiGHS reported)
 //! before the objective is recomputed from the rounded assignment.
 
-use std::any::Any;
-use std::ffi::CStr;
-use std::fmt::Display;
 use std::time::Instant;
 
-use highs::{
-    ColProblem, HighsModelStatus, HighsOptionValue, HighsSolutionStatus, Model, Sense, SolvedModel,
-};
+use highs::Model;
 
 use super::{SolveError, Solver, relative_gap, time_limit_text};
 use crate::formulation::RoundProblem;
+use crate::highs_lp::{self, Answer, ColProblem, HighsError, Limit, OptionValue, Outcome, Sense};
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status, exact_optimum};
 use crate::solution::{Infeasibility, SolveStats};
 
@@ -53,17 +49,10 @@ const MIP_FEASIBILITY_TOLERANCE: f64 = 1e-9;
 /// tolerance between HiGHS's objective and the one recomputed from the rounded assignment.
 const INTEGRALITY_CHECK: f64 = 1e-6;
 
-/// Stack of the thread HiGHS runs on (see [`Ilp`]): the 8 MiB a main thread gets on Linux, since
-/// HiGHS is written for a main thread and its presolve and search recurse.
-const STACK_BYTES: usize = 8 << 20;
-
 /// The ILP solver (HiGHS). Exact by default: both MIP gaps are 0.
 ///
-/// HiGHS keeps its thread pool in a thread-local scheduler that is created at the first solve on a
-/// thread and fixed from then on: a later solve on the same thread that asks for another
-/// `threads` value fails. Each solve therefore runs HiGHS on a fresh thread of its own, so every
-/// solve gets the thread count it asks for; the thread also contains a panic inside the binding,
-/// which becomes a [`SolveError::Backend`].
+/// Each solve runs HiGHS on a fresh thread of its own ([`crate::highs_lp`]), so every solve gets
+/// the thread count it asks for; a panic inside the binding becomes a [`SolveError::Backend`].
 ///
 /// `time_limit` counts HiGHS's solve only, not the model build (reported as `seconds_build`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -195,16 +184,19 @@ fn variables(problem: &RoundProblem) -> usize {
 ///
 /// Fails when the model is too large for HiGHS's 32-bit indices or HiGHS refuses it.
 pub fn build_model(problem: &RoundProblem) -> Result<Model, SolveError> {
-    build_scaled_model(problem, objective_scale(problem))
+    let pb = scaled_problem(problem, objective_scale(problem))?;
+    highs_lp::load(pb, Sense::Maximise, &[]).map_err(highs_error)
 }
 
-/// [`build_model`] with the objective in the instance's units, as `stsfair export` writes it.
-pub(super) fn build_unscaled_model(problem: &RoundProblem) -> Result<Model, SolveError> {
-    build_scaled_model(problem, (1.0, 1.0))
+/// The columns and rows of [`build_model`] with the objective in the instance's units, as
+/// `stsfair export` writes it.
+pub(super) fn unscaled_problem(problem: &RoundProblem) -> Result<ColProblem, SolveError> {
+    scaled_problem(problem, (1.0, 1.0))
 }
 
-/// [`build_model`] with the values times `scale` (the product of its two factors).
-fn build_scaled_model(problem: &RoundProblem, scale: (f64, f64)) -> Result<Model, SolveError> {
+/// The columns and rows of [`build_model`] with the values times `scale` (the product of its
+/// two factors).
+fn scaled_problem(problem: &RoundProblem, scale: (f64, f64)) -> Result<ColProblem, SolveError> {
     let columns = variables(problem);
     let rows = problem.types()
         + problem
@@ -244,39 +236,15 @@ fn build_scaled_model(problem: &RoundProblem, scale: (f64, f64)) -> Result<Model
             );
         }
     }
-    pb.try_optimise(Sense::Maximise)
-        .map_err(|e| backend(format!("HiGHS refused the model: {e:?}")))
+    Ok(pb)
 }
 
-fn set_option<V: HighsOptionValue + Display + Copy>(
-    model: &mut Model,
-    name: &str,
-    value: V,
-) -> Result<(), SolveError> {
-    model.try_set_option(name, value).map_err(|_| {
-        backend(format!(
-            "HiGHS rejected option {name} = {value} (gaps and limits must be >= 0)"
-        ))
-    })
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_string())
-}
-
-/// Node count of the branch and bound, an int64 info value the `highs` crate does not read.
-fn nodes(solved: &SolvedModel) -> Option<i64> {
-    let mut count: i64 = -1;
-    let name: &CStr = c"mip_node_count";
-    // SAFETY: `solved.as_ptr()` is a live Highs object owned by `solved`, `name` is a
-    // NUL-terminated C string and `count` outlives the call, which only writes one int64 to it.
-    let status =
-        unsafe { highs_sys::Highs_getInt64InfoValue(solved.as_ptr(), name.as_ptr(), &mut count) };
-    (status == highs_sys::STATUS_OK).then_some(count)
+/// The adapter's error as the solver's: HiGHS's reason, and for an option the rule it broke.
+fn highs_error(e: HighsError) -> SolveError {
+    match e {
+        HighsError::OptionRejected { .. } => backend(format!("{e} (gaps and limits must be >= 0)")),
+        e => backend(e.to_string()),
+    }
 }
 
 /// The most threads an [`Ilp`] gives HiGHS. HiGHS makes every worker thread, and a task queue
@@ -287,23 +255,15 @@ fn nodes(solved: &SolvedModel) -> Option<i64> {
 pub const MAX_THREADS: usize = 256;
 
 impl Ilp {
-    /// Sets HiGHS's options; `scale` is the objective's ([`objective_scale`]), which the
-    /// absolute gap, given in the instance's units, is converted by.
-    fn configure(&self, model: &mut Model, scale: (f64, f64)) -> Result<(), SolveError> {
-        set_option(model, "output_flag", false)?;
-        set_option(model, "mip_rel_gap", self.mip_rel_gap)?;
+    /// HiGHS's options; `scale` is the objective's ([`objective_scale`]), which the absolute gap,
+    /// given in the instance's units, is converted by.
+    fn options(&self, scale: (f64, f64)) -> Result<Vec<(&'static str, OptionValue)>, SolveError> {
         let abs_gap = scaled(self.mip_abs_gap, scale);
         let abs_gap = if abs_gap.is_finite() || self.mip_abs_gap.is_nan() {
             abs_gap
         } else {
             f64::MAX
         };
-        set_option(model, "mip_abs_gap", abs_gap)?;
-        set_option(
-            model,
-            "mip_feasibility_tolerance",
-            MIP_FEASIBILITY_TOLERANCE,
-        )?;
         if self.threads > MAX_THREADS {
             return Err(backend(format!(
                 "threads = {} is more than the {MAX_THREADS} the ILP allows (HiGHS makes every \
@@ -313,45 +273,48 @@ impl Ilp {
         }
         // At most MAX_THREADS: fits in HiGHS's int.
         let threads = i32::try_from(self.threads).unwrap_or(i32::MAX);
-        set_option(model, "threads", threads)?;
+        let mut options = vec![
+            ("output_flag", OptionValue::Bool(false)),
+            ("mip_rel_gap", OptionValue::Float(self.mip_rel_gap)),
+            ("mip_abs_gap", OptionValue::Float(abs_gap)),
+            (
+                "mip_feasibility_tolerance",
+                OptionValue::Float(MIP_FEASIBILITY_TOLERANCE),
+            ),
+            ("threads", OptionValue::Int(threads)),
+        ];
         if !self.presolve {
-            set_option(model, "presolve", "off")?;
+            options.push(("presolve", OptionValue::Text("off")));
         }
         if let Some(t) = self.time_limit {
-            set_option(model, "time_limit", t)?;
+            options.push(("time_limit", OptionValue::Float(t)));
         }
-        Ok(())
+        Ok(options)
     }
 
     fn exact(&self) -> bool {
         self.mip_rel_gap == 0.0 && self.mip_abs_gap == 0.0
     }
 
-    /// Builds, solves and reads the model; runs on the dedicated HiGHS thread.
+    /// Builds, solves and reads the model.
     fn run(&self, problem: &RoundProblem, columns: usize) -> Result<Solution, SolveError> {
         let start = Instant::now();
         let scale = objective_scale(problem);
-        let mut model = build_scaled_model(problem, scale)?;
-        self.configure(&mut model, scale)?;
-        let seconds_build = start.elapsed().as_secs_f64();
-        let start = Instant::now();
-        let solved = model
-            .try_solve()
-            .map_err(|e| backend(format!("HiGHS failed to run the model: {e:?}")))?;
-        let seconds_solve = start.elapsed().as_secs_f64();
-        let status = solved.status();
-        let has_solution = solved.primal_solution_status() == HighsSolutionStatus::Feasible;
-        let limit = match status {
-            HighsModelStatus::ReachedTimeLimit => Some(time_limit_text(self.time_limit)),
-            HighsModelStatus::ReachedIterationLimit => Some("the iteration limit".to_string()),
-            HighsModelStatus::ReachedSolutionLimit => Some("the solution limit".to_string()),
-            HighsModelStatus::ReachedInterrupt => Some("an interrupt".to_string()),
-            HighsModelStatus::ReachedMemoryLimit => Some("the memory limit".to_string()),
+        let pb = scaled_problem(problem, scale)?;
+        let options = self.options(scale)?;
+        let seconds_columns = start.elapsed().as_secs_f64();
+        let answer = highs_lp::solve(pb, Sense::Maximise, &options).map_err(highs_error)?;
+        let limit = match &answer.outcome {
+            Outcome::Stopped(Limit::Time) => Some(time_limit_text(self.time_limit)),
+            Outcome::Stopped(Limit::Iterations) => Some("the iteration limit".to_string()),
+            Outcome::Stopped(Limit::Solutions) => Some("the solution limit".to_string()),
+            Outcome::Stopped(Limit::Interrupt) => Some("an interrupt".to_string()),
+            Outcome::Stopped(Limit::Memory) => Some("the memory limit".to_string()),
             _ => None,
         };
-        let solution = match (status, limit) {
-            (HighsModelStatus::Optimal, _) => self.read(problem, &solved, columns, true)?,
-            (_, Some(_)) if has_solution => self.read(problem, &solved, columns, false)?,
+        let solution = match (&answer.outcome, limit) {
+            (Outcome::Optimal, _) => self.read(problem, &answer, columns, true)?,
+            (_, Some(_)) if answer.has_solution => self.read(problem, &answer, columns, false)?,
             (_, Some(limit)) => {
                 return Err(SolveError::NoSolutionWithinLimit {
                     solver: NAME,
@@ -360,28 +323,26 @@ impl Ilp {
             }
             // Every column lies in [0, 1], so the model cannot be unbounded: HiGHS's presolve says
             // "unbounded or infeasible" when it only proved the second.
-            (HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible, _) => {
+            (Outcome::Infeasible { .. }, _) => {
                 Solution::infeasible(NAME, problem, Infeasibility::of(problem))
             }
-            (other, _) => {
+            (_, _) => {
                 return Err(backend(format!(
-                    "HiGHS ended with model status {other:?}, which gives no answer"
+                    "HiGHS ended with model status {}, which gives no answer",
+                    answer.status
                 )));
             }
         };
-        // Infinite values (no incumbent, no bound) would be written as null: leave them out.
-        let mip_gap = solved
-            .double_info_value(c"mip_gap")
-            .ok()
-            .filter(|g| g.is_finite());
         let mut solution = solution;
         solution.stats = SolveStats {
-            seconds_build: Some(seconds_build),
-            seconds_solve: Some(seconds_solve),
+            seconds_build: Some(seconds_columns + answer.seconds_load),
+            seconds_solve: Some(answer.seconds_solve),
             variables: Some(columns as u64),
-            highs_status: Some(format!("{status:?}")),
-            mip_gap,
-            nodes: nodes(&solved).and_then(|n| u64::try_from(n).ok()),
+            highs_status: Some(answer.status.clone()),
+            // Infinite values (no incumbent, no bound) would be written as null: the adapter
+            // leaves them out.
+            mip_gap: answer.mip_gap,
+            nodes: answer.nodes,
             bound: solution.stats.bound,
             ..SolveStats::default()
         };
@@ -392,12 +353,11 @@ impl Ilp {
     fn read(
         &self,
         problem: &RoundProblem,
-        solved: &SolvedModel,
+        answer: &Answer,
         columns: usize,
         proven: bool,
     ) -> Result<Solution, SolveError> {
-        let values = solved.get_solution();
-        let x = values.columns();
+        let x = &answer.columns;
         if x.len() != columns {
             return Err(backend(format!(
                 "HiGHS returned {} column values for {columns} columns",
@@ -449,7 +409,7 @@ impl Ilp {
         let objective = solution.objective.unwrap_or(0.0);
         // HiGHS solved the scaled problem: its objective is compared in its own units.
         let scale = objective_scale(problem);
-        let reported = solved.objective_value();
+        let reported = answer.objective;
         let mine = scaled(objective, scale);
         let agree = (mine - reported).abs() <= INTEGRALITY_CHECK * mine.abs().max(1.0);
         if !agree {
@@ -459,8 +419,8 @@ impl Ilp {
                 unscaled(reported, scale)
             )));
         }
-        let bound = solved
-            .double_info_value(c"mip_dual_bound")
+        let bound = answer
+            .mip_dual_bound
             .map(|b| unscaled(b, scale))
             .unwrap_or(f64::INFINITY);
         let gap = relative_gap(objective, bound);
@@ -523,15 +483,6 @@ impl Solver for Ilp {
                 ..SolveStats::default()
             }));
         }
-        std::thread::scope(|scope| {
-            let handle = std::thread::Builder::new()
-                .name("stsfair-highs".into())
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, || self.run(problem, columns))
-                .map_err(|e| backend(format!("cannot start the HiGHS thread: {e}")))?;
-            handle
-                .join()
-                .map_err(|p| backend(format!("HiGHS panicked: {}", panic_message(p.as_ref()))))?
-        })
+        self.run(problem, columns)
     }
 }

@@ -20,13 +20,13 @@
 //!
 //! [`build_ilp_model`]: super::build_ilp_model
 
-use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::SolveError;
-use super::ilp::build_unscaled_model;
+use super::ilp::unscaled_problem;
 use crate::formulation::RoundProblem;
+use crate::highs_lp::{self, Sense};
 
 const NAME: &str = "export";
 
@@ -171,10 +171,6 @@ impl Drop for ScratchDir {
     }
 }
 
-fn c_string(text: &str) -> Result<CString, SolveError> {
-    CString::new(text).map_err(|_| backend(format!("name {text:?} holds a NUL byte")))
-}
-
 /// The ILP the `ilp` solver builds for `problem` ([`build_ilp_model`](super::build_ilp_model)),
 /// named by [`ilp_names`] and written by HiGHS in `format`, with the objective in the instance's
 /// units (the solver's model scales it by a power of two, `docs/ilp.md`, "Scaling"; the export
@@ -190,55 +186,12 @@ pub fn export_ilp(
     problem: &RoundProblem,
     format: ModelFormat,
 ) -> Result<ExportedModel, SolveError> {
-    let mut model = build_unscaled_model(problem)?;
+    let pb = unscaled_problem(problem)?;
     let (columns, rows) = ilp_names(problem);
-    let ptr = model.as_mut_ptr();
-    // SAFETY (both loops and the calls below): `ptr` is the live Highs object `model` owns, which
-    // outlives every call; names are NUL-terminated C strings that live across their call, which
-    // copies them; indices are below the model's counts (checked against HiGHS's own).
-    let (have_columns, have_rows) = unsafe {
-        (
-            highs_sys::Highs_getNumCol(ptr),
-            highs_sys::Highs_getNumRow(ptr),
-        )
-    };
-    if usize::try_from(have_columns).ok() != Some(columns.len())
-        || usize::try_from(have_rows).ok() != Some(rows.len())
-    {
-        return Err(backend(format!(
-            "the model has {have_columns} columns and {have_rows} rows, the names {} and {}",
-            columns.len(),
-            rows.len()
-        )));
-    }
-    for (pass, names) in [(0, &columns), (1, &rows)] {
-        for (i, name) in names.iter().enumerate() {
-            let c = c_string(name)?;
-            // i < the model's count, which HiGHS holds in a HighsInt.
-            let index = highs_sys::HighsInt::try_from(i)
-                .map_err(|_| backend(format!("index {i} is past HiGHS's integers")))?;
-            let status = unsafe {
-                if pass == 0 {
-                    highs_sys::Highs_passColName(ptr, index, c.as_ptr())
-                } else {
-                    highs_sys::Highs_passRowName(ptr, index, c.as_ptr())
-                }
-            };
-            if status != highs_sys::STATUS_OK {
-                return Err(backend(format!("HiGHS refused the name {name:?}")));
-            }
-        }
-    }
     let dir = ScratchDir::new()?;
     let path = dir.0.join(format!("round.{}", format.extension()));
-    let c_path = path_c_string(&path)?;
-    let status = unsafe { highs_sys::Highs_writeModel(ptr, c_path.as_ptr()) };
-    if status != highs_sys::STATUS_OK {
-        return Err(backend(format!(
-            "HiGHS could not write the model as {} (status {status})",
-            format.extension()
-        )));
-    }
+    highs_lp::write(pb, Sense::Maximise, &columns, &rows, &path)
+        .map_err(|e| backend(e.to_string()))?;
     let text = std::fs::read_to_string(&path)
         .map_err(|e| backend(format!("cannot read back {}: {e}", path.display())))?;
     Ok(ExportedModel {
@@ -246,13 +199,6 @@ pub fn export_ilp(
         columns: columns.len(),
         rows: rows.len(),
     })
-}
-
-fn path_c_string(path: &Path) -> Result<CString, SolveError> {
-    let text = path
-        .to_str()
-        .ok_or_else(|| backend(format!("{} is not UTF-8", path.display())))?;
-    c_string(text)
 }
 
 #[cfg(test)]

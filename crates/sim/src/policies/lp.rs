@@ -202,7 +202,7 @@ impl MaxMin<'_> {
     fn solve_highs(&self, policy: &str, method: Method) -> Result<(Vec<Vec<f64>>, f64), SimError> {
         #[cfg(feature = "highs")]
         {
-            use highs::{ColProblem, HighsModelStatus, Model, Sense};
+            use stsfair::highs_lp::{self, ColProblem, OptionValue, Outcome, Row, Sense};
 
             let (n, k) = (self.jobs, self.capacity.len());
             let fail = |message: String| SimError::Solver {
@@ -214,7 +214,7 @@ impl MaxMin<'_> {
             // order good_lp gave them (U_0, R_0, U_1, R_1, ..., then the C rows): the simplex
             // path, and so the allocations, depend on the order, and this keeps the answers of
             // `--lp highs-ipm` and `highs-simplex` those measured through good_lp before.
-            let mut rows: Vec<highs::Row> = Vec::with_capacity(2 * n + k);
+            let mut rows: Vec<Row> = Vec::with_capacity(2 * n + k);
             for _ in 0..n {
                 rows.push(problem.add_row(0.0..));
                 rows.push(problem.add_row(..=1.0));
@@ -236,25 +236,20 @@ impl MaxMin<'_> {
                 placed.sort_unstable_by_key(|&(r, _)| r);
                 problem.add_column(0.0, 0.0.., placed.iter().map(|&(r, v)| (rows[r], v)));
             });
-            let mut model = Model::try_new(problem).map_err(|e| fail(format!("HiGHS: {e:?}")))?;
-            model.set_sense(Sense::Maximise);
-            model.set_option("threads", 1);
+            let mut options = vec![("threads", OptionValue::Int(1))];
             match method {
-                Method::HighsSimplex => model.set_option("solver", "simplex"),
+                Method::HighsSimplex => options.push(("solver", OptionValue::Text("simplex"))),
                 _ => {
-                    model.set_option("solver", "ipm");
-                    model.set_option("run_crossover", "off");
+                    options.push(("solver", OptionValue::Text("ipm")));
+                    options.push(("run_crossover", OptionValue::Text("off")));
                 }
             }
-            let solved = model
-                .try_solve()
-                .map_err(|e| fail(format!("HiGHS: {e:?}")))?;
-            match solved.status() {
-                HighsModelStatus::Optimal => {}
-                status => return Err(fail(format!("HiGHS: {status:?}"))),
+            let answer = highs_lp::solve(problem, Sense::Maximise, &options)
+                .map_err(|e| fail(e.to_string()))?;
+            if answer.outcome != Outcome::Optimal {
+                return Err(fail(format!("HiGHS: {}", answer.status)));
             }
-            let solution = solved.get_solution();
-            let values = solution.columns();
+            let values = &answer.columns;
             let t = values.first().copied().unwrap_or(0.0);
             Ok((self.rows_of(values.get(1..).unwrap_or_default()), t))
         }
