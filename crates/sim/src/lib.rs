@@ -128,7 +128,31 @@ pub enum SimError {
         /// The rule broken.
         source: stsfair::InstanceError,
     },
-    /// The policy's optimization problem could not be solved.
+    /// The sts policy of the core crate refused an event or could not plan.
+    #[error("policy sts: {source}")]
+    Policy {
+        /// The core's error.
+        source: stsfair::policy::PolicyError,
+    },
+    /// The interior point method of an LP policy stopped without an answer.
+    #[error("policy {policy}: {source}")]
+    InteriorPoint {
+        /// The policy.
+        policy: String,
+        /// The method's error.
+        source: policies::ipm::IpmError,
+    },
+    /// HiGHS gave an LP policy no answer (feature `highs`).
+    #[cfg(feature = "highs")]
+    #[error("policy {policy}: {source}")]
+    Highs {
+        /// The policy.
+        policy: String,
+        /// The adapter's error.
+        source: stsfair::highs_lp::HighsError,
+    },
+    /// The policy's optimization problem could not be solved, for a reason the simulator
+    /// finds itself (an LP of the wrong shape, a method that stalls, a status with no answer).
     #[error("policy {policy}: {message}")]
     Solver {
         /// The policy.
@@ -219,9 +243,13 @@ impl SimError {
             | SimError::Fairness { .. }
             | SimError::UnknownPolicy { .. } => true,
             SimError::Solver { .. }
+            | SimError::Policy { .. }
+            | SimError::InteriorPoint { .. }
             | SimError::InvalidPlacement { .. }
             | SimError::Stalled { .. }
             | SimError::NoProgress { .. } => false,
+            #[cfg(feature = "highs")]
+            SimError::Highs { .. } => false,
         }
     }
 }

@@ -155,10 +155,10 @@ impl MaxMin<'_> {
                         ),
                     });
                 }
-                Err(e) => {
-                    return Err(SimError::Solver {
+                Err(source) => {
+                    return Err(SimError::InteriorPoint {
                         policy: policy.to_string(),
-                        message: e.to_string(),
+                        source,
                     });
                 }
             }
@@ -244,8 +244,12 @@ impl MaxMin<'_> {
                     options.push(("run_crossover", OptionValue::Text("off")));
                 }
             }
-            let answer = highs_lp::solve(problem, Sense::Maximise, &options)
-                .map_err(|e| fail(e.to_string()))?;
+            let answer = highs_lp::solve(problem, Sense::Maximise, &options).map_err(|source| {
+                SimError::Highs {
+                    policy: policy.to_string(),
+                    source,
+                }
+            })?;
             if answer.outcome != Outcome::Optimal {
                 return Err(fail(format!("HiGHS: {}", answer.status)));
             }

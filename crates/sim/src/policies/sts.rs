@@ -109,10 +109,7 @@ pub fn sim_error(e: PolicyError) -> SimError {
             got,
         },
         PolicyError::Fairness { source } => SimError::Fairness { source },
-        other => SimError::Solver {
-            policy: "sts".to_string(),
-            message: other.to_string(),
-        },
+        source => SimError::Policy { source },
     }
 }
 
