@@ -146,7 +146,7 @@ pub enum HighsError {
         /// The operating system's reason.
         message: String,
     },
-    /// HiGHS could not name or write the model ([`write`]).
+    /// HiGHS could not name or write the model ([`write()`]).
     #[error("{message}")]
     Write {
         /// What failed, and HiGHS's status.
