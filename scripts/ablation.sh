@@ -11,10 +11,10 @@
 # Every run is one `stsfair simulate --json` process whose JSON line is kept in OUT_DIR/runs/, so
 # an interrupted sweep resumes where it stopped (delete OUT_DIR to redo). Prints a markdown
 # table: per rule, its flag, and the means over the seeds of JCT, makespan and worst rho with
-# the rule off, each over the same mean with every rule on (above 1: the rule helps). Costs: an
-# overload run takes 1-2 minutes, but one with `attained-weights` off runs over 30 minutes (equal
-# shares leave thousands of jobs waiting in every round); saturation and multi-GPU runs take
-# several minutes each.
+# the rule off, each over the same mean with every rule on (above 1: the rule helps). Costs, two
+# runs at a time on two cores: a saturation run about 20 s, an overload run 20-40 s, a multi-GPU
+# run about 2 minutes; an overload run with `attained-weights` off runs over 30 minutes (equal
+# shares leave thousands of jobs waiting in every round).
 # Needs a release build (`cargo build --release`) and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -14,8 +14,9 @@
 # an interrupted sweep resumes where it stopped (delete OUT_DIR to redo). Prints a markdown
 # table: per seed JCT h / makespan h / worst rho of each policy, gavel-mmf-ss's JCT over sts's,
 # and whether sts meets all three clauses (JCT >= 1.1x, makespan and worst rho no worse); then
-# the means. Costs: a saturation run of sts takes about 2 minutes, an overload run 0.5-1.5,
-# a multi-GPU run several; the full saturation row is about 50 minutes on two cores.
+# the means. Costs, two runs at a time on two cores: a saturation run of sts takes about 20 s
+# (gavel-mmf-ss about 35 s), an overload run 20-40 s, a multi-GPU run about 2 minutes; the full
+# saturation row is about 15 minutes.
 # Needs a release build (`cargo build --release`) and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
