@@ -190,15 +190,16 @@ fn report(instance: &Instance, ilp: &Ilp, forced: usize) {
             fn stat<T: ToString>(v: Option<T>) -> String {
                 v.map_or_else(|| "-".to_string(), |v| v.to_string())
             }
+            let ilp = s.stats.ilp().cloned().unwrap_or_default();
             println!(
                 "status {} objective {:.9} forced {forced} variables {} seconds_build {} seconds_solve {} nodes {} mip_gap {}",
                 s.status.as_str(),
                 s.objective.unwrap_or(f64::NAN),
-                stat(s.stats.variables),
-                stat(s.stats.seconds_build),
-                stat(s.stats.seconds_solve),
-                stat(s.stats.nodes),
-                stat(s.stats.mip_gap),
+                stat(ilp.variables),
+                stat(ilp.seconds_build),
+                stat(ilp.seconds_solve),
+                stat(ilp.nodes),
+                stat(ilp.mip_gap),
             );
             if let Err(e) = stsfair::verify(instance, &s) {
                 println!("VERIFY FAILED: {e}");

@@ -79,8 +79,8 @@ pub use instance::{
 pub use placement::{CoLocation, NoInterference, Placement, PlacementError, SlotRequest, place};
 pub use rounds::{RoundError, RoundPlan, RoundScheduler, SchedulerSnapshot, ServicePrices};
 pub use solution::{
-    Infeasibility, Optimality, Solution, SolveStats, Status, Verified, VerifyError, verify,
-    verify_feasible,
+    DpStats, IlpStats, Infeasibility, Optimality, Solution, SolveStats, SolverDetail, Status,
+    Verified, VerifyError, verify, verify_feasible,
 };
 #[cfg(feature = "highs")]
 pub use solvers::Ilp;

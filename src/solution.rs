@@ -101,75 +101,301 @@ impl fmt::Display for Infeasibility {
     }
 }
 
-/// What a solver reports besides its answer, written under `stats` of the solution file. Every
-/// solver fills `seconds` (through [`Solver::solve`](crate::Solver::solve)); the other fields
-/// are those of the solver that ran (`None` elsewhere and left out of the file).
+/// What a solver reports besides its answer, written under `stats` of the solution file: the
+/// fields every solver fills, and the counters of the solver that ran ([`SolverDetail`]). The
+/// file's `stats` object is flat (docs/format.md): the detail's fields sit beside `seconds`, and a
+/// file is read back into the detail whose fields it holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "WireStats", into = "WireStats")]
 #[non_exhaustive]
 pub struct SolveStats {
-    /// Wall time of deriving the round problem and solving it, in seconds.
-    #[serde(default)]
+    /// Wall time of deriving the round problem and solving it, in seconds (every solver, through
+    /// [`Solver::solve`](crate::Solver::solve)).
     pub seconds: f64,
-    /// DP: job classes (jobs with identical choices).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub classes: Option<u64>,
-    /// DP: classes left with more than one choice after reduced-cost fixing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub core_classes: Option<u64>,
-    /// DP: jobs in those classes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub core_jobs: Option<u64>,
-    /// DP: gap-deepening runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runs: Option<u64>,
-    /// DP: the gap below the bound that the last run searched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gap_searched: Option<f64>,
-    /// DP (and the dense DP): states created.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub states: Option<u64>,
-    /// DP: the cells of the dense DP (its grid of unit vectors times the jobs) where it finished
-    /// the solve (docs/solver.md step 5, "The dense finish").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dense_cells: Option<u64>,
-    /// DP: the Lagrangian upper bound on the optimum.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lagrangian_bound: Option<f64>,
-    /// DP: seconds spent on the bound (multipliers and greedy incumbent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds_bound: Option<f64>,
-    /// ILP: seconds building the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds_build: Option<f64>,
-    /// ILP: seconds in HiGHS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds_solve: Option<f64>,
-    /// ILP: binary variables (columns).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variables: Option<u64>,
-    /// ILP: HiGHS's model status, as it names it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub highs_status: Option<String>,
-    /// ILP: HiGHS's relative MIP gap at the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mip_gap: Option<f64>,
-    /// ILP: branch-and-bound nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<u64>,
-    /// ILP: HiGHS's best bound, when it stopped at a limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The best bound proven on the optimum, when a limit stopped the solver (the DP and the ILP).
     pub bound: Option<f64>,
-    /// Brute force: combinations enumerated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub combinations: Option<u64>,
     /// [`Fallback`](crate::Fallback): the solver that refused the problem before this one solved
     /// it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_from: Option<String>,
-    /// Keys of a solution file that no field above names (the format allows more), kept so that
-    /// a file read and written again loses nothing.
-    #[serde(flatten)]
+    /// The counters of the solver that ran.
+    pub detail: SolverDetail,
+    /// Keys of a solution file that no field names (the format allows more), kept so that a file
+    /// read and written again loses nothing.
     pub other: BTreeMap<String, Value>,
+}
+
+/// The counters of one solver, part of [`SolveStats`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub enum SolverDetail {
+    /// No solver's counters (a solution read from a file that has none).
+    #[default]
+    None,
+    /// The DP (`dp`).
+    Dp(DpStats),
+    /// The dense DP (`dp-dense`): states created.
+    Dense {
+        /// States created.
+        states: u64,
+    },
+    /// The ILP (`ilp`, HiGHS).
+    Ilp(IlpStats),
+    /// Brute force (`brute`): combinations enumerated.
+    BruteForce {
+        /// Combinations enumerated.
+        combinations: u64,
+    },
+}
+
+/// The DP's counters (docs/solver.md). A solve that stops early fills only the counters of the
+/// steps it reached.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct DpStats {
+    /// Job classes (jobs with identical choices).
+    pub classes: Option<u64>,
+    /// Classes left with more than one choice after reduced-cost fixing.
+    pub core_classes: Option<u64>,
+    /// Jobs in those classes.
+    pub core_jobs: Option<u64>,
+    /// Gap-deepening runs.
+    pub runs: Option<u64>,
+    /// The gap below the bound that the last run searched.
+    pub gap_searched: Option<f64>,
+    /// States created.
+    pub states: Option<u64>,
+    /// The cells of the dense DP (its grid of unit vectors times the jobs) where it finished the
+    /// solve (docs/solver.md step 5, "The dense finish").
+    pub dense_cells: Option<u64>,
+    /// The Lagrangian upper bound on the optimum.
+    pub lagrangian_bound: Option<f64>,
+    /// Seconds spent on the bound (multipliers and greedy incumbent).
+    pub seconds_bound: Option<f64>,
+}
+
+/// The ILP's counters (HiGHS, docs/ilp.md).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct IlpStats {
+    /// Seconds building the model.
+    pub seconds_build: Option<f64>,
+    /// Seconds in HiGHS.
+    pub seconds_solve: Option<f64>,
+    /// Binary variables (columns).
+    pub variables: Option<u64>,
+    /// HiGHS's model status, as it names it.
+    pub highs_status: Option<String>,
+    /// HiGHS's relative MIP gap at the end.
+    pub mip_gap: Option<f64>,
+    /// Branch-and-bound nodes.
+    pub nodes: Option<u64>,
+}
+
+impl SolveStats {
+    /// Stats that hold `detail` and nothing else yet.
+    pub fn of(detail: SolverDetail) -> SolveStats {
+        SolveStats {
+            detail,
+            ..SolveStats::default()
+        }
+    }
+
+    /// The DP's counters, where the DP ran.
+    pub fn dp(&self) -> Option<&DpStats> {
+        match &self.detail {
+            SolverDetail::Dp(dp) => Some(dp),
+            _ => None,
+        }
+    }
+
+    /// The ILP's counters, where the ILP ran.
+    pub fn ilp(&self) -> Option<&IlpStats> {
+        match &self.detail {
+            SolverDetail::Ilp(ilp) => Some(ilp),
+            _ => None,
+        }
+    }
+
+    /// States created, by the DP or the dense DP.
+    pub fn states(&self) -> Option<u64> {
+        match &self.detail {
+            SolverDetail::Dp(dp) => dp.states,
+            SolverDetail::Dense { states } => Some(*states),
+            _ => None,
+        }
+    }
+}
+
+/// The flat `stats` object of the file format: every solver's counters side by side, `None`
+/// where absent (and left out of the file). [`SolveStats`] is read and written through it.
+#[derive(Default, Serialize, Deserialize)]
+struct WireStats {
+    #[serde(default)]
+    seconds: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    classes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    core_classes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    core_jobs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    runs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gap_searched: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    states: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dense_cells: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lagrangian_bound: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seconds_bound: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seconds_build: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seconds_solve: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    variables: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    highs_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mip_gap: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nodes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bound: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    combinations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fallback_from: Option<String>,
+    #[serde(flatten)]
+    other: BTreeMap<String, Value>,
+}
+
+impl From<SolveStats> for WireStats {
+    fn from(stats: SolveStats) -> WireStats {
+        let mut wire = WireStats {
+            seconds: stats.seconds,
+            bound: stats.bound,
+            fallback_from: stats.fallback_from,
+            other: stats.other,
+            ..WireStats::default()
+        };
+        match stats.detail {
+            SolverDetail::None => {}
+            SolverDetail::Dp(dp) => {
+                wire.classes = dp.classes;
+                wire.core_classes = dp.core_classes;
+                wire.core_jobs = dp.core_jobs;
+                wire.runs = dp.runs;
+                wire.gap_searched = dp.gap_searched;
+                wire.states = dp.states;
+                wire.dense_cells = dp.dense_cells;
+                wire.lagrangian_bound = dp.lagrangian_bound;
+                wire.seconds_bound = dp.seconds_bound;
+            }
+            SolverDetail::Dense { states } => wire.states = Some(states),
+            SolverDetail::Ilp(ilp) => {
+                wire.seconds_build = ilp.seconds_build;
+                wire.seconds_solve = ilp.seconds_solve;
+                wire.variables = ilp.variables;
+                wire.highs_status = ilp.highs_status;
+                wire.mip_gap = ilp.mip_gap;
+                wire.nodes = ilp.nodes;
+            }
+            SolverDetail::BruteForce { combinations } => wire.combinations = Some(combinations),
+        }
+        wire
+    }
+}
+
+impl From<WireStats> for SolveStats {
+    /// The detail is the ILP's where the object holds an ILP counter, else the DP's where it
+    /// holds one of the DP's, else brute force's or the dense DP's; counters of another solver
+    /// than the one chosen stay in `other`, so that nothing read is lost.
+    fn from(wire: WireStats) -> SolveStats {
+        let WireStats {
+            seconds,
+            classes,
+            core_classes,
+            core_jobs,
+            runs,
+            gap_searched,
+            states,
+            dense_cells,
+            lagrangian_bound,
+            seconds_bound,
+            seconds_build,
+            seconds_solve,
+            variables,
+            highs_status,
+            mip_gap,
+            nodes,
+            bound,
+            combinations,
+            fallback_from,
+            mut other,
+        } = wire;
+        let ilp = IlpStats {
+            seconds_build,
+            seconds_solve,
+            variables,
+            highs_status,
+            mip_gap,
+            nodes,
+        };
+        let dp = DpStats {
+            classes,
+            core_classes,
+            core_jobs,
+            runs,
+            gap_searched,
+            states,
+            dense_cells,
+            lagrangian_bound,
+            seconds_bound,
+        };
+        let dp_only = DpStats {
+            states: None,
+            ..dp.clone()
+        };
+        let mut combinations = combinations;
+        let detail = if ilp != IlpStats::default() {
+            keep_in(&mut other, &dp);
+            SolverDetail::Ilp(ilp)
+        } else if dp_only != DpStats::default() {
+            SolverDetail::Dp(dp)
+        } else if let Some(combinations) = combinations.take() {
+            keep_in(&mut other, &dp);
+            SolverDetail::BruteForce { combinations }
+        } else if let Some(states) = states {
+            SolverDetail::Dense { states }
+        } else {
+            SolverDetail::None
+        };
+        if let Some(c) = combinations {
+            other.insert("combinations".into(), Value::from(c));
+        }
+        SolveStats {
+            seconds,
+            bound,
+            fallback_from,
+            detail,
+            other,
+        }
+    }
+}
+
+/// Writes the DP's counters that are set into `other` (read beside another solver's).
+fn keep_in(other: &mut BTreeMap<String, Value>, dp: &DpStats) {
+    let wire = WireStats::from(SolveStats::of(SolverDetail::Dp(dp.clone())));
+    if let Ok(Value::Object(map)) = serde_json::to_value(&wire) {
+        for (key, value) in map {
+            if key != "seconds" {
+                other.insert(key, value);
+            }
+        }
+    }
 }
 
 impl Status {
@@ -1087,13 +1313,46 @@ mod tests {
         let mut doc: Value = serde_json::from_str(&text).unwrap();
         doc["stats"]["from_another_tool"] = Value::from(7);
         let read = Solution::from_json(&instance, &doc.to_string()).unwrap();
-        assert_eq!(read.stats.states, solution.stats.states);
+        assert_eq!(read.stats.detail, solution.stats.detail);
         assert_eq!(read.stats.seconds, solution.stats.seconds);
         assert_eq!(
             read.stats.other.get("from_another_tool"),
             Some(&Value::from(7))
         );
         assert_eq!(read.to_json(&instance), doc);
+    }
+
+    /// Each solver's counters are read into its own detail, worked by hand for every detail:
+    /// an ILP key makes the ILP's detail and a DP key beside it stays in `other`; `states` alone
+    /// is the dense DP's; `combinations` brute force's; every object is written back as read.
+    #[test]
+    fn stats_are_read_into_the_detail_of_their_solver() {
+        let read = |text: &str| -> SolveStats { serde_json::from_str(text).unwrap() };
+        let cases = [
+            r#"{"classes":3,"runs":1,"seconds":0.5,"states":9}"#,
+            r#"{"seconds":0.5,"states":9}"#,
+            r#"{"combinations":27,"seconds":0.5}"#,
+            r#"{"classes":3,"nodes":4,"seconds":0.5,"variables":12}"#,
+            r#"{"bound":2.5,"fallback_from":"dp","seconds":0.5}"#,
+        ];
+        let stats: Vec<SolveStats> = cases.iter().map(|c| read(c)).collect();
+        assert_eq!(stats[0].dp().and_then(|d| d.classes), Some(3));
+        assert_eq!(stats[0].states(), Some(9));
+        assert_eq!(stats[1].detail, SolverDetail::Dense { states: 9 });
+        assert_eq!(
+            stats[2].detail,
+            SolverDetail::BruteForce { combinations: 27 }
+        );
+        let ilp = stats[3].ilp().unwrap();
+        assert_eq!((ilp.nodes, ilp.variables), (Some(4), Some(12)));
+        assert_eq!(stats[3].other.get("classes"), Some(&Value::from(3)));
+        assert_eq!(stats[4].detail, SolverDetail::None);
+        assert_eq!(stats[4].bound, Some(2.5));
+        assert_eq!(stats[4].fallback_from.as_deref(), Some("dp"));
+        for (case, s) in cases.iter().zip(&stats) {
+            let written = serde_json::to_value(s).unwrap();
+            assert_eq!(written, serde_json::from_str::<Value>(case).unwrap());
+        }
     }
 
     /// A feasible solution's gap is read from `stats.gap` (null where it is unbounded, as the

@@ -107,7 +107,12 @@ fn the_simulations_unpackable_round_is_answered_infeasible() {
         "{reason:?}"
     );
     // No gap-deepening run was made: the answer came from the certificates.
-    assert_eq!(solution.stats.runs, None, "{:?}", solution.stats);
+    assert_eq!(
+        solution.stats.dp().and_then(|d| d.runs),
+        None,
+        "{:?}",
+        solution.stats
+    );
     let checked = verify(&instance, &solution).unwrap();
     assert_eq!(checked.certificate, Some(Certificate::ForcedJobsDoNotPack));
     assert!(checked.infeasibility_certified);
@@ -156,7 +161,12 @@ fn a_refused_round_whose_forced_jobs_do_not_pack_is_answered_infeasible() {
         solution.status
     );
     // It came from the refusal (the certificates before the runs report the classes).
-    assert_eq!(solution.stats.classes, None, "{:?}", solution.stats);
+    assert_eq!(
+        solution.stats.dp().and_then(|d| d.classes),
+        None,
+        "{:?}",
+        solution.stats
+    );
     let checked = verify(&instance, &solution).unwrap();
     assert_eq!(checked.certificate, Some(Certificate::ForcedJobsDoNotPack));
     assert!(checked.infeasibility_certified);

@@ -360,7 +360,7 @@ fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     let dense = DenseDp::default().solve_problem(&problem).unwrap();
     assert_eq!(dense.objective, Some(25.0));
     let cells = 96_237 * 25;
-    assert_eq!(dense.stats.states, Some(96_237));
+    assert_eq!(dense.stats.states(), Some(96_237));
 
     let fast = Dp::default().solve_problem(&problem).unwrap();
     assert_eq!(fast.solver, "dp");
@@ -368,9 +368,14 @@ fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     assert_eq!(fast.objective, Some(25.0));
     assert_eq!(fast.assignments.len(), 25);
     assert!(fast.assignments.iter().all(Option::is_some));
-    assert_eq!(fast.stats.dense_cells, Some(cells), "{:?}", fast.stats);
+    assert_eq!(
+        fast.stats.dp().and_then(|d| d.dense_cells),
+        Some(cells),
+        "{:?}",
+        fast.stats
+    );
     // The runs stopped at a quarter of the cells (a run stops one state past it).
-    let states = fast.stats.states.unwrap();
+    let states = fast.stats.states().unwrap();
     assert!(states >= cells / 4 && states < cells / 3, "{states} states");
     // The units the assignments use fit the capacities.
     for (k, &used) in fast.units_used.iter().enumerate() {
@@ -385,9 +390,9 @@ fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     small.max_states = 200_000;
     let finished = small.solve_problem(&problem).unwrap();
     assert_eq!(finished.objective, Some(25.0));
-    assert_eq!(finished.stats.dense_cells, Some(cells));
+    assert_eq!(finished.stats.dp().and_then(|d| d.dense_cells), Some(cells));
     assert!(
-        finished.stats.states.unwrap() < cells / 4,
+        finished.stats.states().unwrap() < cells / 4,
         "{:?}",
         finished.stats
     );
@@ -403,7 +408,7 @@ fn the_dense_finish_answers_a_round_small_for_the_dense_dp() {
     runs_only.dense_finish = false;
     match runs_only.solve_problem(&problem) {
         Err(stsfair::SolveError::TooLarge { .. }) => {}
-        Ok(s) => assert!(s.stats.states.unwrap() > cells / 4, "{:?}", s.stats),
+        Ok(s) => assert!(s.stats.states().unwrap() > cells / 4, "{:?}", s.stats),
         Err(e) => panic!("{e}"),
     }
 }

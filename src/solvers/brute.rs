@@ -5,7 +5,7 @@
 use super::{SolveError, Solver};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, Solution, Status};
-use crate::solution::{Infeasibility, SolveStats};
+use crate::solution::{Infeasibility, SolveStats, SolverDetail};
 
 /// Brute force over all assignments.
 #[derive(Debug, Clone, Copy)]
@@ -102,10 +102,9 @@ impl Solver for BruteForce {
             .collect();
         Ok(
             Solution::from_assignments("brute", Status::Optimal, problem, assignments).with_stats(
-                SolveStats {
-                    combinations: Some(u64::try_from(total).unwrap_or(u64::MAX)),
-                    ..SolveStats::default()
-                },
+                SolveStats::of(SolverDetail::BruteForce {
+                    combinations: u64::try_from(total).unwrap_or(u64::MAX),
+                }),
             ),
         )
     }

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use super::{SolveError, Solver, deadline, time_limit_text};
 use crate::formulation::RoundProblem;
-use crate::solution::{Infeasibility, SolveStats};
+use crate::solution::{Infeasibility, SolveStats, SolverDetail};
 use crate::solution::{Solution, Status};
 
 /// The dense DP. Exact; its cost is the full state grid, so it serves small clusters and as the
@@ -217,10 +217,9 @@ impl DenseDp {
                 best_idx = Some(idx);
             }
         }
-        let stats = SolveStats {
-            states: Some(states as u64),
-            ..SolveStats::default()
-        };
+        let stats = SolveStats::of(SolverDetail::Dense {
+            states: states as u64,
+        });
         let Some(mut idx) = best_idx else {
             return Ok(
                 Solution::infeasible("dp-dense", problem, Infeasibility::of(problem))

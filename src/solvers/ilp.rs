@@ -36,7 +36,7 @@ use super::{SolveError, Solver, relative_gap, time_limit_text};
 use crate::formulation::RoundProblem;
 use crate::highs_lp::{self, Answer, ColProblem, HighsError, Limit, OptionValue, Outcome, Sense};
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status, exact_optimum};
-use crate::solution::{Infeasibility, SolveStats};
+use crate::solution::{IlpStats, Infeasibility, SolveStats, SolverDetail};
 
 const NAME: &str = "ilp";
 
@@ -335,16 +335,17 @@ impl Ilp {
         };
         let mut solution = solution;
         solution.stats = SolveStats {
-            seconds_build: Some(seconds_columns + answer.seconds_load),
-            seconds_solve: Some(answer.seconds_solve),
-            variables: Some(columns as u64),
-            highs_status: Some(answer.status.clone()),
-            // Infinite values (no incumbent, no bound) would be written as null: the adapter
-            // leaves them out.
-            mip_gap: answer.mip_gap,
-            nodes: answer.nodes,
             bound: solution.stats.bound,
-            ..SolveStats::default()
+            ..SolveStats::of(SolverDetail::Ilp(IlpStats {
+                seconds_build: Some(seconds_columns + answer.seconds_load),
+                seconds_solve: Some(answer.seconds_solve),
+                variables: Some(columns as u64),
+                highs_status: Some(answer.status.clone()),
+                // Infinite values (no incumbent, no bound) would be written as null: the adapter
+                // leaves them out.
+                mip_gap: answer.mip_gap,
+                nodes: answer.nodes,
+            }))
         };
         Ok(solution)
     }
@@ -478,10 +479,12 @@ impl Solver for Ilp {
                     vec![None; problem.jobs.len()],
                 )
             };
-            return Ok(solution.with_stats(SolveStats {
-                variables: Some(0),
-                ..SolveStats::default()
-            }));
+            return Ok(
+                solution.with_stats(SolveStats::of(SolverDetail::Ilp(IlpStats {
+                    variables: Some(0),
+                    ..IlpStats::default()
+                }))),
+            );
         }
         self.run(problem, columns)
     }

@@ -7,7 +7,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 use stsfair::{Fairness, InstanceError};
-use stsfair_sim::policies::lp::Method;
+use stsfair_sim::policies::Method;
 use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::workload::{self, WorkloadSpec};
 use stsfair_sim::{
@@ -495,7 +495,7 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     options.sts.critical_after = args.sts_critical_after;
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
-    policies::sts::check(&options).map_err(flag_error)?;
+    policies::check_sts(&options).map_err(flag_error)?;
     let names = policy_list(&args.policy)?;
 
     // Opened before the runs, so that a path that cannot be written fails at once.

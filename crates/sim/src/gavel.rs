@@ -541,7 +541,6 @@ pub struct GavelRounds<P> {
     solver_seconds: f64,
     extensions: u64,
     opportunities: u64,
-    allocations: u64,
 }
 
 impl<P: AllocationPolicy> GavelRounds<P> {
@@ -566,7 +565,6 @@ impl<P: AllocationPolicy> GavelRounds<P> {
             solver_seconds: 0.0,
             extensions: 0,
             opportunities: 0,
-            allocations: 0,
         }
     }
 
@@ -579,11 +577,6 @@ impl<P: AllocationPolicy> GavelRounds<P> {
     pub fn with_pair_estimates(mut self, settings: PairEstimation, seed: u64) -> GavelRounds<P> {
         self.estimator = Some(Estimator::new(settings, seed));
         self
-    }
-
-    /// How many times the allocation was computed.
-    pub fn allocations(&self) -> u64 {
-        self.allocations
     }
 
     fn reset(&mut self, now: f64) {
@@ -640,7 +633,6 @@ impl<P: AllocationPolicy> GavelRounds<P> {
         let start = Instant::now();
         let x = self.policy.allocate(&input)?;
         self.solver_seconds += start.elapsed().as_secs_f64();
-        self.allocations += 1;
         let mut rows: Vec<Option<Vec<f64>>> = x.jobs.into_iter().map(Some).collect();
         for e in &mut self.entries {
             e.allocation = match e.combo {

@@ -3,8 +3,8 @@
 //! This is the last stage of the crate's pipeline: it feeds a stream of jobs (a Poisson
 //! workload from [`workload`], or a replayed Gavel trace from [`trace`]) to a scheduling policy
 //! and measures what the policy's decisions cost the jobs (average completion time, makespan,
-//! finish-time fairness; see [`metrics`]). Throughputs are the measured ones of the Gavel
-//! artifact ([`throughputs`]): a job's speed in a round is its solo throughput on the GPU type
+//! finish-time fairness; see [`Metrics`]). Throughputs are the measured ones of the Gavel
+//! artifact ([`ThroughputTable`]): a job's speed in a round is its solo throughput on the GPU type
 //! it got, or its measured co-located throughput when it shares GPUs with another job.
 //!
 //! The time loop ([`Simulation::run`]) is the one of Gavel's simulator (`Scheduler.simulate` in
@@ -18,9 +18,9 @@
 //! - jobs whose arrival time has passed are added at the round boundary, then the next round is
 //!   planned; when nothing runs, time jumps to the next arrival.
 //!
-//! Policies implement [`Scheduler`]: the Gavel baselines through the round mechanism of
-//! [`gavel`] and an allocation policy of [`policies`], the STS policy through the crate's round
-//! scheduler ([`policies::sts`]). `docs/simulation.md` states every formulation.
+//! Policies implement [`Scheduler`]: the Gavel baselines through Gavel's round mechanism and an
+//! allocation policy of [`policies`], the STS policy through the core's `stsfair::policy`
+//! ([`policies::by_name`] builds either). `docs/simulation.md` states every formulation.
 
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -32,11 +32,11 @@ use std::time::Instant;
 
 use stsfair::instance::MAX_COUNT;
 
-pub mod engine;
-pub mod gavel;
-pub mod metrics;
+mod engine;
+mod gavel;
+mod metrics;
 pub mod policies;
-pub mod throughputs;
+mod throughputs;
 pub mod trace;
 pub mod workload;
 
@@ -140,7 +140,7 @@ pub enum SimError {
         /// The policy.
         policy: String,
         /// The method's error.
-        source: policies::ipm::IpmError,
+        source: policies::IpmError,
     },
     /// HiGHS gave an LP policy no answer (feature `highs`).
     #[cfg(feature = "highs")]

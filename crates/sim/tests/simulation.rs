@@ -564,7 +564,7 @@ fn sts_pairing_thresholds_by_type_are_derived_from_the_data() {
     let cluster = |text: &str| Cluster::parse(text, &table).expect("a cluster");
     let derived = |text: &str, threshold: f64| -> Vec<(String, f64)> {
         let c = cluster(text);
-        let data = policies::sts::TableData::new(&table, &c, Default::default());
+        let data = policies::TableData::new(&table, &c, Default::default());
         stsfair::policy::rules::derived_pairing_by_type(&data, c.types.len(), threshold)
             .into_iter()
             .map(|(k, t)| (c.types[k].name.clone(), t))

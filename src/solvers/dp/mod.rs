@@ -68,7 +68,7 @@ use std::time::Instant;
 use super::{DenseDp, SolveError, Solver, WarmStart, deadline, relative_gap, time_limit_text};
 use crate::formulation::RoundProblem;
 use crate::solution::{Assignment, OBJECTIVE_TOLERANCE, Solution, Status};
-use crate::solution::{Infeasibility, SolveStats};
+use crate::solution::{DpStats, Infeasibility, SolveStats, SolverDetail};
 use class_dp::{ClassDp, past, probes};
 use classes::{Class, classes, totals};
 use fixing::{CoreOrder, Fixed, fix, next_gap, widest};
@@ -477,12 +477,12 @@ impl Dp {
                 });
         if certified {
             let solution = Solution::infeasible("dp", problem, Infeasibility::of(problem))
-                .with_stats(SolveStats {
+                .with_stats(SolveStats::of(SolverDetail::Dp(DpStats {
                     classes: Some(classes.len() as u64),
                     lagrangian_bound: Some(bound),
                     seconds_bound: Some(seconds_bound),
-                    ..SolveStats::default()
-                });
+                    ..DpStats::default()
+                })));
             return Ok((solution, (!mu.is_empty()).then_some(mu)));
         }
         // Integral values (every choice worth an integer, as in the relaxation's count problem,
@@ -549,13 +549,13 @@ impl Dp {
             (cells / DENSE_SHARE).max(self.dense_after_states)
         });
         // The stats of the runs made so far.
-        let stats_at = |now: &Progress| SolveStats {
+        let stats_at = |now: &Progress| DpStats {
             classes: Some(classes.len() as u64),
             runs: Some(now.runs),
             states: Some(now.states),
             lagrangian_bound: Some(now.bound),
             seconds_bound: Some(seconds_bound),
-            ..SolveStats::default()
+            ..DpStats::default()
         };
         let warm = |mu: Vec<f64>| (!mu.is_empty()).then_some(mu);
         // Where the time limit stops the solve: the best solution known, with the best bound
@@ -566,17 +566,17 @@ impl Dp {
                 now.best,
                 now.upper,
                 self.time_limit,
-                stats_at(&now),
+                SolveStats::of(SolverDetail::Dp(stats_at(&now))),
             );
             answer.map(|s| (s, warm(mu)))
         };
         // The dense finish, with the stats of the runs made so far and the multipliers; the
         // time limit's answer where it stops the dense DP.
         let finish = |now: Progress, mu: Vec<f64>| {
-            let stats = SolveStats {
+            let stats = SolveStats::of(SolverDetail::Dp(DpStats {
                 dense_cells,
                 ..stats_at(&now)
-            };
+            }));
             let answer = match dense_finish(&dense, problem, stats.clone(), until) {
                 Err(SolveError::NoSolutionWithinLimit { .. }) => {
                     stopped_by_limit(problem, now.best, now.upper, self.time_limit, stats)
@@ -1130,7 +1130,7 @@ impl Dp {
                 Solution::from_totals("dp", Status::Optimal, a, objective, units)
             }
         };
-        let solution = sol.with_stats(SolveStats {
+        let solution = sol.with_stats(SolveStats::of(SolverDetail::Dp(DpStats {
             classes: Some(classes.len() as u64),
             core_classes: Some(core_classes),
             core_jobs: Some(core_jobs),
@@ -1139,8 +1139,8 @@ impl Dp {
             states: Some(states),
             lagrangian_bound: Some(bound),
             seconds_bound: Some(seconds_bound),
-            ..SolveStats::default()
-        });
+            ..DpStats::default()
+        })));
         Ok((solution, (!mu.is_empty()).then_some(mu)))
     }
 }
@@ -1205,8 +1205,8 @@ mod tests {
             prop_assert_eq!(&solution.solver, "dp");
             // Past the quarter of the cells (the budget, the other way to the finish, is far
             // past what these instances make).
-            if let Some(cells) = solution.stats.dense_cells {
-                let runs = solution.stats.states.unwrap();
+            if let Some(cells) = solution.stats.dp().and_then(|d| d.dense_cells) {
+                let runs = solution.stats.states().unwrap();
                 prop_assert!(runs >= after.max(cells / DENSE_SHARE), "{:?}", solution.stats);
             }
         }
@@ -1277,7 +1277,7 @@ mod tests {
             crate::solution::objectives_agree(objective, 488.44153338501525),
             "{objective}"
         );
-        let states = solution.stats.states.unwrap();
+        let states = solution.stats.states().unwrap();
         assert!(states <= 5_000, "{states} states: {:?}", solution.stats);
     }
 
@@ -1300,7 +1300,7 @@ mod tests {
                 "{limit}: {:?}",
                 solution.status
             );
-            assert_eq!(solution.stats.runs, Some(0), "{limit}");
+            assert_eq!(solution.stats.dp().and_then(|d| d.runs), Some(0), "{limit}");
         }
         for limit in [f64::INFINITY, 1e300] {
             let dp = Dp {
@@ -1532,7 +1532,13 @@ mod tests {
             .solve_problem(&problem)
             .expect("within the limits");
         assert_eq!(solution.objective, Some(476.0));
-        assert!(solution.stats.runs.is_some_and(|r| r >= 1));
+        assert!(
+            solution
+                .stats
+                .dp()
+                .and_then(|d| d.runs)
+                .is_some_and(|r| r >= 1)
+        );
         let value =
             testing::check_feasible(&problem, &solution.assignments).map_err(|e| e.to_string());
         assert_eq!(value, Ok(476.0));

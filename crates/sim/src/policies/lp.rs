@@ -39,7 +39,7 @@ pub const LAST_RESORT: f64 = 1e-4;
 /// How the LP is solved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// An interior-point solution (central, as ECOS returns): the block method of [`ipm`] for
+    /// An interior-point solution (central, as ECOS returns): the block method of `ipm` for
     /// one-job entries, its dense method (faer's Cholesky) with pairs; HiGHS's IPX when either
     /// stalls short of ECOS's reduced accuracy.
     InteriorPoint,

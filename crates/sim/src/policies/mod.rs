@@ -2,23 +2,27 @@
 //!
 //! | name | what | file |
 //! |---|---|---|
-//! | `sts` | the crate's spatiotemporal-fair round scheduler | [`sts`] |
-//! | `gavel-mmf` | Gavel's heterogeneity-aware max-min fairness (`max_min_fairness_perf`) | [`max_min`] |
-//! | `gavel-mmf-ss` | the same with space sharing (`max_min_fairness_packed`) | [`max_min`] |
-//! | `ftf` | finish-time fairness (`finish_time_fairness_perf`) | [`ftf`] |
-//! | `fifo` | first in, first out on the fastest free type (`fifo_perf`) | [`fifo`] |
-//! | `gandiva` | Gandiva's random packing (`gandiva`) | [`gandiva`] |
+//! | `sts` | the crate's spatiotemporal-fair round scheduler | `sts.rs` |
+//! | `gavel-mmf` | Gavel's heterogeneity-aware max-min fairness (`max_min_fairness_perf`) | `max_min.rs` |
+//! | `gavel-mmf-ss` | the same with space sharing (`max_min_fairness_packed`) | `max_min.rs` |
+//! | `ftf` | finish-time fairness (`finish_time_fairness_perf`) | `ftf.rs` |
+//! | `fifo` | first in, first out on the fastest free type (`fifo_perf`) | `fifo.rs` |
+//! | `gandiva` | Gandiva's random packing (`gandiva`) | `gandiva.rs` |
 //!
-//! Every Gavel policy runs inside Gavel's round mechanism ([`GavelRounds`]); space-sharing
+//! Every Gavel policy runs inside Gavel's round mechanism (`GavelRounds` in `gavel.rs`); space-sharing
 //! max-min fairness needs the `highs` feature (its LP is not block-structured).
 
-pub mod fifo;
-pub mod ftf;
-pub mod gandiva;
-pub mod ipm;
-pub mod lp;
-pub mod max_min;
-pub mod sts;
+mod fifo;
+mod ftf;
+mod gandiva;
+mod ipm;
+mod lp;
+mod max_min;
+mod sts;
+
+pub use ipm::IpmError;
+pub use lp::Method;
+pub use sts::{TableData, check as check_sts};
 
 use super::engine::Scheduler;
 use super::gavel::{AllocationPolicy, GavelRounds};
@@ -64,7 +68,7 @@ pub struct PolicyOptions {
 }
 
 /// Gavel's throughput estimation for space sharing, by its two driver settings
-/// (`--profiling_percentage`, `--num_reference_models`; [`crate::gavel`] has how they are used).
+/// (`--profiling_percentage`, `--num_reference_models`; `gavel.rs` has how they are used).
 /// Gavel estimates only when the percentage is below 1 or fewer reference models than job types
 /// are used; [`PairEstimation::new`] returns `None` for the two values that mean no estimation.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -117,7 +117,8 @@ pub fn sim_error(e: PolicyError) -> SimError {
 ///
 /// # Errors
 ///
-/// The first setting out of range, named as [`sim_error`] names it.
+/// The first setting out of range, as [`SimError::Setting`] with the simulator's name for it
+/// (`sts_crowding` for `crowding`).
 pub fn check(options: &PolicyOptions) -> Result<(), SimError> {
     options.sts.check().map_err(sim_error)
 }
