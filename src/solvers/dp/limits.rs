@@ -284,8 +284,8 @@ pub(super) const TRUST: f64 = 100.0;
 /// beyond, coordinates and pairs only (3^K would grow past the cost of the DP itself).
 pub(super) const ALL_DIRECTIONS_UP_TO: usize = 5;
 
-/// Margin of the price cap over the bound of the dual optimum (`price_cap` in lagrangian.rs): the
-/// descent's box must contain it, and only an infeasible LP drives mu to the cap.
+/// Margin of the price cap over the bound of the dual optimum (`price_cap` in lagrangian/mod.rs):
+/// the descent's box must contain it, and only an infeasible LP drives mu to the cap.
 pub(super) const PRICE_CAP_FACTOR: f64 = 2.0;
 
 /// The greedy skips options of an optional job whose reduced cost is below this (worse than
