@@ -11,7 +11,8 @@ use stsfair_sim::policies::Method;
 use stsfair_sim::policies::{self, PairEstimation, PolicyOptions};
 use stsfair_sim::workload::{self, WorkloadSpec};
 use stsfair_sim::{
-    self, Cluster, Metrics, SimConfig, SimError, SimResult, ThroughputTable, WindowJob, trace,
+    self, Cluster, Metrics, SimConfig, SimError, SimResult, ThroughputTable, TraceJob, WindowJob,
+    trace,
 };
 
 use crate::Failure;
@@ -366,18 +367,6 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     // check of the flags and the workload; the pairs the data does not measure are predicted
     // once all of them pass, since the predictor's fit takes seconds on a large table.
     let table = ThroughputTable::from_gavel(&gavel);
-    // Gavel's estimator works on the single-GPU job types (its JobTable).
-    let job_types = table
-        .job_types()
-        .iter()
-        .filter(|j| j.scale_factor == 1)
-        .count();
-    let pair_estimation = PairEstimation::new(
-        args.profiling_percentage.unwrap_or(1.0),
-        args.reference_models.unwrap_or(job_types),
-        job_types,
-    )
-    .map_err(flag_error)?;
     let fastest_first = table.fastest_first();
     let cluster_text = args.cluster.clone().unwrap_or_else(|| {
         fastest_first
@@ -390,40 +379,15 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         SimError::Cluster { text, rule } => Failure::input(format!("--cluster {text:?}: {rule}")),
         e => Failure::input(e),
     })?;
+    let options = policy_options(&args, &table, sts_fairness)?;
+    let names = policy_list(&args.policy)?;
     let window = args
         .window
         .as_deref()
         .map(stsfair_sim::parse_window)
         .transpose()
         .map_err(Failure::input)?;
-    let trace_jobs = match (&args.trace, args.jobs) {
-        (Some(path), _) => trace::read_trace(path).map_err(Failure::input)?,
-        (None, Some(jobs)) => {
-            // Durations become steps on the fastest type of the throughputs.
-            let reference = fastest_first
-                .first()
-                .map_or("", |&w| table.workers()[w].as_str());
-            let spec = WorkloadSpec {
-                jobs,
-                rate: args.rate,
-                seed: args.seed,
-                multi_gpu: args.multi_gpu,
-                reference: reference.to_string(),
-            };
-            workload::generate(&spec, &table).map_err(|e| match e {
-                SimError::Setting {
-                    setting: "rate" | "jobs",
-                    ..
-                } => flag_error(e),
-                e => Failure::input(e),
-            })?
-        }
-        (None, None) => {
-            return Err(Failure::input(
-                "give --trace FILE or --jobs N (with --rate and --seed)",
-            ));
-        }
-    };
+    let trace_jobs = workload_of(&args, &table, &fastest_first)?;
     if let Some(path) = &args.write_trace {
         std::fs::write(path, trace::write_trace(&trace_jobs))
             .map_err(|e| Failure::cannot_write(path, e))?;
@@ -436,6 +400,96 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         lambda: args.lambda,
         seed: args.seed,
     };
+
+    // Opened before the runs, so that a path that cannot be written fails at once.
+    let mut job_log = match &args.job_log {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|e| Failure::cannot_write(path, e))?;
+            Some((path.as_path(), std::io::BufWriter::new(file)))
+        }
+        None => None,
+    };
+    let table = ThroughputTable::completed(&gavel).map_err(Failure::input)?;
+    let mut results: Vec<SimResult> = Vec::new();
+    for name in &names {
+        let run = Run {
+            table: &table,
+            cluster: &cluster,
+            jobs: &jobs,
+            config: &config,
+            options: &options,
+        };
+        let result = run.policy(name)?;
+        report(&args, &Metrics::new(&result, args.lambda))?;
+        if let Some((path, log)) = &mut job_log {
+            for record in WindowJob::of(&result, &jobs, &table, &cluster) {
+                let line = serde_json::to_string(&record).map_err(Failure::other)?;
+                writeln!(log, "{line}").map_err(|e| Failure::cannot_write(path, e))?;
+            }
+        }
+        results.push(result);
+    }
+    if let Some(dir) = &args.plot {
+        plot(dir, &results).map_err(Failure::other)?;
+    }
+    if let Some((path, log)) = &mut job_log {
+        log.flush().map_err(|e| Failure::cannot_write(path, e))?;
+    }
+    Ok(0)
+}
+
+/// The jobs of the run: `--trace FILE`, or `--jobs N` generated at `--rate` with `--seed`, their
+/// durations made steps on the fastest type of the throughputs.
+fn workload_of(
+    args: &SimulateArgs,
+    table: &ThroughputTable,
+    fastest_first: &[usize],
+) -> Result<Vec<TraceJob>, Failure> {
+    match (&args.trace, args.jobs) {
+        (Some(path), _) => trace::read_trace(path).map_err(Failure::input),
+        (None, Some(jobs)) => {
+            let reference = fastest_first
+                .first()
+                .map_or("", |&w| table.workers()[w].as_str());
+            let spec = WorkloadSpec {
+                jobs,
+                rate: args.rate,
+                seed: args.seed,
+                multi_gpu: args.multi_gpu,
+                reference: reference.to_string(),
+            };
+            workload::generate(&spec, table).map_err(|e| match e {
+                SimError::Setting {
+                    setting: "rate" | "jobs",
+                    ..
+                } => flag_error(e),
+                e => Failure::input(e),
+            })
+        }
+        (None, None) => Err(Failure::input(
+            "give --trace FILE or --jobs N (with --rate and --seed)",
+        )),
+    }
+}
+
+/// The policies' options from the flags, checked (exit 2 naming the flag) before any run.
+fn policy_options(
+    args: &SimulateArgs,
+    table: &ThroughputTable,
+    sts_fairness: Fairness,
+) -> Result<PolicyOptions, Failure> {
+    // Gavel's estimator works on the single-GPU job types (its JobTable).
+    let job_types = table
+        .job_types()
+        .iter()
+        .filter(|j| j.scale_factor == 1)
+        .count();
+    let pair_estimation = PairEstimation::new(
+        args.profiling_percentage.unwrap_or(1.0),
+        args.reference_models.unwrap_or(job_types),
+        job_types,
+    )
+    .map_err(flag_error)?;
     let lp_method = match args.lp.as_str() {
         "ipm" => Method::InteriorPoint,
         "highs-ipm" => Method::HighsInteriorPoint,
@@ -496,28 +550,30 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     options.lp_method = lp_method;
     options.pair_estimation = pair_estimation;
     policies::check_sts(&options).map_err(flag_error)?;
-    let names = policy_list(&args.policy)?;
+    Ok(options)
+}
 
-    // Opened before the runs, so that a path that cannot be written fails at once.
-    let mut job_log = match &args.job_log {
-        Some(path) => {
-            let file = std::fs::File::create(path).map_err(|e| Failure::cannot_write(path, e))?;
-            Some((path.as_path(), std::io::BufWriter::new(file)))
-        }
-        None => None,
-    };
-    let table = ThroughputTable::completed(&gavel).map_err(Failure::input)?;
-    let mut results: Vec<SimResult> = Vec::new();
-    for name in &names {
-        let mut scheduler =
-            policies::by_name(name, &cluster, &config, &options).map_err(Failure::input)?;
+/// What every policy of a `simulate` call runs on.
+struct Run<'a> {
+    table: &'a ThroughputTable,
+    cluster: &'a Cluster,
+    jobs: &'a [stsfair_sim::SimJob],
+    config: &'a SimConfig,
+    options: &'a PolicyOptions,
+}
+
+impl Run<'_> {
+    /// Simulates policy `name`, with a progress bar where stderr is a terminal.
+    fn policy(&self, name: &str) -> Result<SimResult, Failure> {
+        let mut scheduler = policies::by_name(name, self.cluster, self.config, self.options)
+            .map_err(Failure::input)?;
         let bar = if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(0);
             bar.set_style(
                 ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} jobs, {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
-            bar.set_prefix(name.clone());
+            bar.set_prefix(name.to_string());
             Some(bar)
         } else {
             None
@@ -530,10 +586,10 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
             }
         };
         let result = stsfair_sim::simulate(
-            &table,
-            &cluster,
-            &jobs,
-            &config,
+            self.table,
+            self.cluster,
+            self.jobs,
+            self.config,
             scheduler.as_mut(),
             &mut progress,
         )
@@ -541,49 +597,41 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        let metrics = Metrics::new(&result, args.lambda);
-        if args.window.is_some() && metrics.drain_h > 0.0 {
-            eprintln!(
-                "stsfair: note: {}: jobs stopped arriving {:.1} h before the window's last job finished (Gavel's simulator keeps them arriving until the window is done; give more --jobs, or a longer trace, to measure as it does)",
-                metrics.policy, metrics.drain_h
-            );
-        }
-        if args.json {
-            let text = serde_json::to_string(&metrics).map_err(Failure::other)?;
-            outln!("{text}");
-        } else {
-            outln!(
-                "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  work/busy GPU {:.3}  drain {:.1} h  solver {:.4} s/round  {:.2} s",
-                metrics.policy,
-                metrics.avg_jct_h,
-                metrics.makespan_h,
-                metrics.throughput_jobs_h,
-                metrics.ftf_rho_p50,
-                metrics.ftf_rho_max,
-                metrics.jain,
-                metrics.share_meeting_lambda,
-                metrics.utilization,
-                metrics.work_per_busy_gpu,
-                metrics.drain_h,
-                metrics.solver_seconds_per_round,
-                metrics.seconds
-            );
-        }
-        if let Some((path, log)) = &mut job_log {
-            for record in WindowJob::of(&result, &jobs, &table, &cluster) {
-                let line = serde_json::to_string(&record).map_err(Failure::other)?;
-                writeln!(log, "{line}").map_err(|e| Failure::cannot_write(path, e))?;
-            }
-        }
-        results.push(result);
+        Ok(result)
     }
-    if let Some(dir) = &args.plot {
-        plot(dir, &results).map_err(Failure::other)?;
+}
+
+/// Prints one policy's metrics: a JSON line with `--json`, else a line of text; notes on stderr
+/// a window that outlasted the arrivals.
+fn report(args: &SimulateArgs, metrics: &Metrics) -> Result<(), Failure> {
+    if args.window.is_some() && metrics.drain_h > 0.0 {
+        eprintln!(
+            "stsfair: note: {}: jobs stopped arriving {:.1} h before the window's last job finished (Gavel's simulator keeps them arriving until the window is done; give more --jobs, or a longer trace, to measure as it does)",
+            metrics.policy, metrics.drain_h
+        );
     }
-    if let Some((path, log)) = &mut job_log {
-        log.flush().map_err(|e| Failure::cannot_write(path, e))?;
+    if args.json {
+        let text = serde_json::to_string(metrics).map_err(Failure::other)?;
+        outln!("{text}");
+    } else {
+        outln!(
+            "{:<13} avg JCT {:>7.2} h  makespan {:>7.1} h  {:>5.2} jobs/h  rho p50 {:>5.2} max {:>6.2}  jain {:.3}  >=lambda {:.2}  util {:.3}  work/busy GPU {:.3}  drain {:.1} h  solver {:.4} s/round  {:.2} s",
+            metrics.policy,
+            metrics.avg_jct_h,
+            metrics.makespan_h,
+            metrics.throughput_jobs_h,
+            metrics.ftf_rho_p50,
+            metrics.ftf_rho_max,
+            metrics.jain,
+            metrics.share_meeting_lambda,
+            metrics.utilization,
+            metrics.work_per_busy_gpu,
+            metrics.drain_h,
+            metrics.solver_seconds_per_round,
+            metrics.seconds
+        );
     }
-    Ok(0)
+    Ok(())
 }
 
 /// Empirical CDF points of `values` (sorted copy).

@@ -174,6 +174,44 @@ pub trait Scheduler {
     }
 }
 
+/// What a run books per job and over the window, round by round (`Simulation::run`).
+struct Ledger {
+    steps_done: Vec<f64>,
+    completion: Vec<Option<f64>>,
+    added_at: Vec<Option<f64>>,
+    left_at: Vec<Option<f64>>,
+    /// Integral of the number of active jobs over each job's active life.
+    crowd: Vec<f64>,
+    /// Seconds each job held GPUs, per cluster type (`types` a job), and of them in a slot of a
+    /// GPU or beside co-runners (JobOutcome::placed_seconds, shared_seconds).
+    placed: Vec<f64>,
+    shared: Vec<f64>,
+    types: usize,
+    /// Busy GPU-seconds from the window's first arrival on.
+    busy: f64,
+    /// Work done over the same rounds as `busy`, in GPU-seconds at each job's best solo speed
+    /// (d_j GPUs for a distributed job), so that work / busy says how much of its best speed a
+    /// busy GPU delivered: above 1 where sharing gains, below it on slower types.
+    work: f64,
+}
+
+impl Ledger {
+    fn new(jobs: usize, types: usize) -> Ledger {
+        Ledger {
+            steps_done: vec![0.0; jobs],
+            completion: vec![None; jobs],
+            added_at: vec![None; jobs],
+            left_at: vec![None; jobs],
+            crowd: vec![0.0; jobs],
+            placed: vec![0.0; jobs * types],
+            shared: vec![0.0; jobs],
+            types,
+            busy: 0.0,
+            work: 0.0,
+        }
+    }
+}
+
 /// A prepared simulation.
 #[derive(Debug)]
 pub struct Simulation<'a> {
@@ -285,24 +323,20 @@ impl<'a> Simulation<'a> {
 
     /// Runs the policy until every window job has finished. `wall_seconds` of the result is left
     /// 0 (the caller times the run).
+    ///
+    /// Each pass of the loop is one round boundary, in Gavel's order: the clock moves to the end
+    /// of the running round (or to the next arrival when nothing runs); the round's steps and
+    /// completions are booked ([`Simulation::book_round`]) and reported to the policy; jobs that
+    /// have arrived are added; the policy plans, the plan is checked, and the next round's runs
+    /// start ([`Simulation::start_runs`]). O(rounds * (jobs + policy)).
     pub fn run(
         &mut self,
         scheduler: &mut dyn Scheduler,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<SimResult, SimError> {
         let n = self.jobs.len();
-        let round = self.config.round_seconds;
-        let mut steps_done = vec![0.0_f64; n];
-        let mut completion: Vec<Option<f64>> = vec![None; n];
-        let mut added_at: Vec<Option<f64>> = vec![None; n];
-        let mut left_at: Vec<Option<f64>> = vec![None; n];
-        // Integral of the number of active jobs over each job's active life.
-        let mut crowd = vec![0.0_f64; n];
-        // Seconds each job held GPUs, per cluster type, and of them in a slot of a GPU or
-        // beside co-runners (JobOutcome::placed_seconds, shared_seconds).
-        let types = self.cluster.types.len();
-        let mut placed = vec![0.0_f64; n * types];
-        let mut shared = vec![0.0_f64; n];
+        let mut book = Ledger::new(n, self.cluster.types.len());
+        let best: Vec<f64> = (0..n).map(|j| self.best_throughput(j)).collect();
         let mut active: Vec<usize> = Vec::new();
         let mut next = 0usize;
         let mut now = self.jobs[0].arrival;
@@ -312,12 +346,6 @@ impl<'a> Simulation<'a> {
         let window_jobs = self.window.1 - self.window.0 + 1;
         let mut finished_in_window = 0usize;
         let mut window_end = now;
-        let mut busy = 0.0_f64;
-        // Work done over the same rounds as `busy`, in GPU-seconds at each job's best solo speed
-        // (d_j GPUs for a distributed job), so that work / busy says how much of its best speed
-        // a busy GPU delivered: above 1 where sharing gains, below it on slower types.
-        let mut work = 0.0_f64;
-        let best: Vec<f64> = (0..n).map(|j| self.best_throughput(j)).collect();
         let mut idle_plans = 0u32;
         let mut stepless_rounds = 0u64;
         let name = scheduler.name();
@@ -332,6 +360,7 @@ impl<'a> Simulation<'a> {
         };
 
         while finished_in_window < window_jobs {
+            // The clock: the end of the running round, or the next arrival.
             let before = now;
             let ran = !running.is_empty();
             if ran {
@@ -341,57 +370,31 @@ impl<'a> Simulation<'a> {
             }
             let crowd_now = active.len() as f64;
             for &j in &active {
-                crowd[j] += crowd_now * (now - before);
+                book.crowd[j] += crowd_now * (now - before);
             }
 
-            let mut done: Vec<usize> = Vec::new();
+            // The round that ended: its steps and completions, reported to the policy.
             if ran {
                 rounds += 1;
-                for r in &running {
-                    // A group holds its GPUs until its last job stops, and its jobs complete
-                    // then (below), so each of them held them that long.
-                    let held = r.finish - round_start;
-                    let sharing = r.placement.jobs.len() > 1 || r.placement.fraction < 1.0;
-                    for (i, &j) in r.placement.jobs.iter().enumerate() {
-                        placed[j * types + r.placement.gpu_type] += held;
-                        if sharing {
-                            shared[j] += held;
-                        }
-                        steps_done[j] += r.steps[i];
-                        if steps_done[j] >= self.jobs[j].total_steps && completion[j].is_none() {
-                            completion[j] = Some(r.finish);
-                            done.push(j);
-                        }
-                    }
-                    if round_start >= added_at[self.window.0].unwrap_or(f64::INFINITY) {
-                        busy += (r.finish - round_start)
-                            * r.placement.gpus.len() as f64
-                            * r.placement.fraction;
-                        for (i, &j) in r.placement.jobs.iter().enumerate() {
-                            // Every job of the simulation can run somewhere (checked in `new`),
-                            // so its best solo throughput is positive.
-                            work += r.steps[i] / best[j] * f64::from(self.jobs[j].scale_factor);
-                        }
-                    }
-                }
+                let mut done = self.book_round(&mut book, &running, round_start, &best);
                 let report = RoundReport {
                     start: round_start,
                     end: now,
                     runs: std::mem::take(&mut running),
                 };
-                let state = self.state(now, &steps_done, &active, false);
+                let state = self.state(now, &book.steps_done, &active, false);
                 scheduler.round_finished(&report, &state);
                 done.sort_unstable();
                 for &j in &done {
-                    left_at[j] = Some(now);
+                    book.left_at[j] = Some(now);
                     if (self.window.0..=self.window.1).contains(&j) {
                         finished_in_window += 1;
                         window_end = now;
                     }
                 }
-                active.retain(|j| completion[*j].is_none());
+                active.retain(|j| book.completion[*j].is_none());
                 for &j in &done {
-                    let state = self.state(now, &steps_done, &active, false);
+                    let state = self.state(now, &book.steps_done, &active, false);
                     scheduler.job_finished(j, &state);
                 }
             }
@@ -399,22 +402,24 @@ impl<'a> Simulation<'a> {
                 break;
             }
 
+            // Arrivals up to now.
             while next < n && self.jobs[next].arrival <= now {
                 active.push(next);
-                added_at[next] = Some(now);
-                let state = self.state(now, &steps_done, &active, false);
+                book.added_at[next] = Some(now);
+                let state = self.state(now, &book.steps_done, &active, false);
                 scheduler.job_arrived(next, &state)?;
                 next += 1;
             }
 
+            // The next round: planned, checked, started.
             let idle = !ran && next >= n;
-            let state = self.state(now, &steps_done, &active, idle);
+            let state = self.state(now, &book.steps_done, &active, idle);
             let placements = scheduler.plan(&state)?;
             self.check(
                 &name,
                 now,
                 &placements,
-                (&added_at, &completion),
+                (&book.added_at, &book.completion),
                 &mut scratch,
             )?;
             if placements.is_empty() && next >= n {
@@ -430,29 +435,8 @@ impl<'a> Simulation<'a> {
                 idle_plans = 0;
             }
             round_start = now;
-            let mut stepped = false;
-            for p in placements {
-                let mut steps = Vec::with_capacity(p.jobs.len());
-                let mut finish = now;
-                for (i, &j) in p.jobs.iter().enumerate() {
-                    let thr = p.throughputs[i];
-                    // Gavel runs whole steps: floor(throughput * round), capped by what is left.
-                    let s = (thr * round)
-                        .floor()
-                        .min(self.jobs[j].total_steps - steps_done[j])
-                        .max(0.0);
-                    if s > 0.0 {
-                        finish = finish.max(now + s / thr);
-                        stepped = true;
-                    }
-                    steps.push(s);
-                }
-                running.push(Run {
-                    placement: p,
-                    steps,
-                    finish,
-                });
-            }
+            let stepped;
+            (running, stepped) = self.start_runs(placements, &book.steps_done, now);
             // Placements that complete no step (throughputs below one step a round) leave the
             // state as it was; once nothing will arrive, a long run of such rounds is a run
             // that cannot end (a job measured at 1e-30 steps/s on the type a policy gives it).
@@ -476,8 +460,100 @@ impl<'a> Simulation<'a> {
                 rounds,
             });
         }
+        Ok(self.result(scheduler, &book, now, window_end, rounds))
+    }
 
-        let window_start = added_at[self.window.0].unwrap_or(self.jobs[self.window.0].arrival);
+    /// Books the runs of a round that started at `round_start`: each job's steps, the seconds
+    /// it held GPUs (alone or sharing), and from the window's first arrival on the busy
+    /// GPU-seconds and the work done at `best` speed. Returns the jobs that completed in it.
+    /// O(jobs of the round).
+    fn book_round(
+        &self,
+        book: &mut Ledger,
+        running: &[Run],
+        round_start: f64,
+        best: &[f64],
+    ) -> Vec<usize> {
+        let types = book.types;
+        let mut done = Vec::new();
+        for r in running {
+            // A group holds its GPUs until its last job stops, and its jobs complete then
+            // (below), so each of them held them that long.
+            let held = r.finish - round_start;
+            let sharing = r.placement.jobs.len() > 1 || r.placement.fraction < 1.0;
+            for (i, &j) in r.placement.jobs.iter().enumerate() {
+                book.placed[j * types + r.placement.gpu_type] += held;
+                if sharing {
+                    book.shared[j] += held;
+                }
+                book.steps_done[j] += r.steps[i];
+                if book.steps_done[j] >= self.jobs[j].total_steps && book.completion[j].is_none() {
+                    book.completion[j] = Some(r.finish);
+                    done.push(j);
+                }
+            }
+            if round_start >= book.added_at[self.window.0].unwrap_or(f64::INFINITY) {
+                book.busy +=
+                    (r.finish - round_start) * r.placement.gpus.len() as f64 * r.placement.fraction;
+                for (i, &j) in r.placement.jobs.iter().enumerate() {
+                    // Every job of the simulation can run somewhere (checked in `new`), so its
+                    // best solo throughput is positive.
+                    book.work += r.steps[i] / best[j] * f64::from(self.jobs[j].scale_factor);
+                }
+            }
+        }
+        done
+    }
+
+    /// The runs of `placements` from `now`: each job runs Gavel's whole steps,
+    /// floor(throughput * round), capped by what it has left, and its group finishes when its
+    /// last job stops. Also returns whether any job makes a step. O(jobs placed).
+    fn start_runs(
+        &self,
+        placements: Vec<GpuGroup>,
+        steps_done: &[f64],
+        now: f64,
+    ) -> (Vec<Run>, bool) {
+        let round = self.config.round_seconds;
+        let mut stepped = false;
+        let mut running = Vec::with_capacity(placements.len());
+        for p in placements {
+            let mut steps = Vec::with_capacity(p.jobs.len());
+            let mut finish = now;
+            for (i, &j) in p.jobs.iter().enumerate() {
+                let thr = p.throughputs[i];
+                let s = (thr * round)
+                    .floor()
+                    .min(self.jobs[j].total_steps - steps_done[j])
+                    .max(0.0);
+                if s > 0.0 {
+                    finish = finish.max(now + s / thr);
+                    stepped = true;
+                }
+                steps.push(s);
+            }
+            running.push(Run {
+                placement: p,
+                steps,
+                finish,
+            });
+        }
+        (running, stepped)
+    }
+
+    /// The run's outcome from its ledger, at `now` (the end of the last round) with the
+    /// window's last completion at `window_end`.
+    fn result(
+        &self,
+        scheduler: &dyn Scheduler,
+        book: &Ledger,
+        now: f64,
+        window_end: f64,
+        rounds: u64,
+    ) -> SimResult {
+        let n = self.jobs.len();
+        let types = book.types;
+        let window_start = book.added_at[self.window.0].unwrap_or(self.jobs[self.window.0].arrival);
         let span = (window_end - window_start).max(0.0);
         let gpus = self.cluster.gpus() as f64;
         let outcomes = (0..n)
@@ -485,28 +561,28 @@ impl<'a> Simulation<'a> {
                 let job = &self.jobs[j];
                 // The crowd integral runs to the end of the round the job finished in, so it is
                 // averaged over the same span.
-                let lived = match added_at[j] {
-                    Some(a) => left_at[j].unwrap_or(now) - a,
+                let lived = match book.added_at[j] {
+                    Some(a) => book.left_at[j].unwrap_or(now) - a,
                     None => 0.0,
                 };
                 let contention = if lived > 0.0 {
-                    (crowd[j] / lived).max(1.0)
+                    (book.crowd[j] / lived).max(1.0)
                 } else {
                     1.0
                 };
                 JobOutcome {
                     arrival: job.arrival,
-                    completion: completion[j],
+                    completion: book.completion[j],
                     total_steps: job.total_steps,
                     best_throughput: self.best_throughput(j),
                     fair_rate: self.fair_rate(j, contention),
                     contention,
-                    placed_seconds: placed[j * types..(j + 1) * types].to_vec(),
-                    shared_seconds: shared[j],
+                    placed_seconds: book.placed[j * types..(j + 1) * types].to_vec(),
+                    shared_seconds: book.shared[j],
                 }
             })
             .collect();
-        Ok(SimResult {
+        SimResult {
             policy: scheduler.name(),
             window: self.window,
             jobs: outcomes,
@@ -516,15 +592,19 @@ impl<'a> Simulation<'a> {
             solver_seconds: scheduler.solver_seconds(),
             wall_seconds: 0.0,
             utilization: if span > 0.0 && gpus > 0.0 {
-                busy / (span * gpus)
+                book.busy / (span * gpus)
             } else {
                 0.0
             },
-            work_per_busy_gpu: if busy > 0.0 { work / busy } else { 0.0 },
+            work_per_busy_gpu: if book.busy > 0.0 {
+                book.work / book.busy
+            } else {
+                0.0
+            },
             lease_extension_share: scheduler.lease_extension_share(),
             solver_fallbacks: scheduler.solver_fallbacks(),
             realized_over_planned: scheduler.realized_over_planned(),
-        })
+        }
     }
 
     fn state<'s>(
