@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# The ablation of sts's rules on the three workloads of docs/results.md ("Every rule, one at a
-# time"): sts with its defaults, and sts with one rule turned off, the others at their defaults.
-#   saturation  single-GPU jobs, 5.6 jobs/h, arrivals going on: --jobs 10000 --rate 5.6 --window 4000-4999
-#   overload    single-GPU jobs, 8 jobs/h, drained:            --jobs 3000 --rate 8 --window 2000-2999
-#   multi       Gavel's multi-GPU mix, 2.6 jobs/h, going on:   --jobs 20000 --rate 2.6 --multi-gpu --window 4000-4999
+# The ablation of sts's rules on a workload of scripts/workloads.sh (docs/results.md, "Every
+# rule, one at a time"): sts with its defaults, and sts with one rule turned off, the others at
+# their defaults.
 #
-# Usage: scripts/ablation.sh ROW [OUT_DIR]       ROW: saturation | overload | multi
+# Usage: scripts/ablation.sh ROW [OUT_DIR]       ROW: a row of scripts/workloads.sh
 # Settings (environment): SEEDS (default "0 1 2 3 4 5"), PARALLEL (simulations at once, default
 # 2), STSFAIR (the binary), RULES (the rules to turn off, default all of them, names as below).
 # Every run is one `stsfair simulate --json` process whose JSON line is kept in OUT_DIR/runs/, so
@@ -18,7 +16,7 @@
 # Needs a release build (`cargo build --release`) and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROW=${1:?usage: scripts/ablation.sh saturation|overload|multi [OUT_DIR]}
+ROW=${1:?usage: scripts/ablation.sh saturation|overload|multi|past-saturation|synthetic [OUT_DIR]}
 BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
 OUT=${2:-target/ablation-$ROW}
 PARALLEL=${PARALLEL:-2}

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# sts against gavel-mmf-ss, seed by seed, on the three workloads of docs/results.md,
-# "Saturation and overload: sts against gavel-mmf-ss":
-#   saturation  single-GPU jobs, 5.6 jobs/h, arrivals going on: --jobs 10000 --rate 5.6 --window 4000-4999
-#   overload    single-GPU jobs, 8 jobs/h, drained:            --jobs 3000 --rate 8 --window 2000-2999
-#   multi       Gavel's multi-GPU mix, 2.6 jobs/h, going on:   --jobs 20000 --rate 2.6 --multi-gpu --window 4000-4999
+# sts against gavel-mmf-ss, seed by seed, on a workload of scripts/workloads.sh (docs/results.md,
+# "Saturation and overload: sts against gavel-mmf-ss", and "Another dataset" for `synthetic`).
 #
-# Usage: scripts/sts-bars.sh ROW [OUT_DIR]       ROW: saturation | overload | multi
+# Usage: scripts/sts-bars.sh ROW [OUT_DIR]       ROW: a row of scripts/workloads.sh
 # Settings (environment): SEEDS (default: saturation "0 ... 23", overload "0 ... 19", multi
-# "0 ... 17"), PARALLEL (simulations at once, default 2), STSFAIR (the binary), EXTRA (more
-# `simulate` flags for the sts runs only, e.g. EXTRA="--sts-paired-rounds off"; give each setting
-# its own OUT_DIR).
+# "0 ... 17", the other rows "0 1"), PARALLEL (simulations at once, default 2), STSFAIR (the
+# binary), EXTRA (more `simulate` flags for the sts runs only, e.g. EXTRA="--sts-paired-rounds
+# off"; give each setting its own OUT_DIR).
 # Every run is one `stsfair simulate --json` process whose JSON line is kept in OUT_DIR/runs/, so
 # an interrupted sweep resumes where it stopped (delete OUT_DIR to redo). Prints a markdown
 # table: per seed JCT h / makespan h / worst rho of each policy, gavel-mmf-ss's JCT over sts's,
@@ -20,7 +17,7 @@
 # Needs a release build (`cargo build --release`) and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROW=${1:?usage: scripts/sts-bars.sh saturation|overload|multi [OUT_DIR]}
+ROW=${1:?usage: scripts/sts-bars.sh saturation|overload|multi|past-saturation|synthetic [OUT_DIR]}
 BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
 OUT=${2:-target/sts-bars-$ROW}
 PARALLEL=${PARALLEL:-2}
@@ -31,6 +28,7 @@ case "$ROW" in
   saturation) DEFAULT_SEEDS=$(seq -s ' ' 0 23) ;;
   overload) DEFAULT_SEEDS=$(seq -s ' ' 0 19) ;;
   multi) DEFAULT_SEEDS=$(seq -s ' ' 0 17) ;;
+  *) DEFAULT_SEEDS="0 1" ;;
 esac
 SEEDS=${SEEDS:-$DEFAULT_SEEDS}
 mkdir -p "$OUT/runs"
