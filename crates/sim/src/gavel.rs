@@ -657,6 +657,154 @@ impl<P: AllocationPolicy> GavelRounds<P> {
         }
         Ok(())
     }
+
+    /// The greedy fill of Gavel's `_schedule_jobs_on_workers_helper`: per GPU type in fill
+    /// order, the free entries by priority (a lazy max-heap), each taken while the type has GPUs
+    /// for its scale factor; the chosen entries go to `s.chosen`. O(entries log entries) a type.
+    fn fill(&self, s: &mut Scratch, state: &SimState<'_>) {
+        let types = self.types;
+        let skip_zero = self.policy.skips_zero_priority();
+        // Per type a sorted queue, the queues walked in fill order.
+        s.left.clear();
+        s.left.extend(state.cluster.types.iter().map(|t| t.count));
+        let mut unplaced = state.active.len();
+        for k in 0..types {
+            if unplaced == 0 {
+                break;
+            }
+            // A lazy max-heap instead of a full sort: the walk usually stops long before the
+            // end of the queue (the type is full, or every job is placed).
+            let entries = &self.entries;
+            let total = self.worker_time[k];
+            let mut keys = std::mem::take(&mut s.keys);
+            keys.clear();
+            keys.extend(entries.iter().enumerate().filter_map(|(i, e)| {
+                let free = !s.placed[e.combo.0] && e.combo.1.is_none_or(|b| !s.placed[b]);
+                if !free || !e.runs_on(k) {
+                    return None;
+                }
+                let priority = e.priority(k, total);
+                if skip_zero && priority <= 0.0 {
+                    return None;
+                }
+                Some(QueueKey {
+                    priority,
+                    deficit: e.deficit[k],
+                    allocation: e.allocation.as_ref().map_or(0.0, |x| x[k]),
+                    index: i,
+                })
+            }));
+            let mut queue = BinaryHeap::from(keys);
+            while s.left[k] > 0 && unplaced > 0 {
+                let Some(QueueKey { index: i, .. }) = queue.pop() else {
+                    break;
+                };
+                let (a, b) = entries[i].combo;
+                if s.placed[a] || b.is_some_and(|b| s.placed[b]) {
+                    continue;
+                }
+                let sf = state.jobs[a].scale_factor;
+                if sf > s.left[k] {
+                    continue;
+                }
+                s.left[k] -= sf;
+                s.placed[a] = true;
+                s.touched.push(a);
+                unplaced -= 1;
+                if let Some(b) = b {
+                    s.placed[b] = true;
+                    s.touched.push(b);
+                    unplaced -= 1;
+                }
+                s.chosen[k].push((i, sf));
+            }
+            s.keys = queue.into_vec();
+        }
+    }
+
+    /// The GPUs of type `k` for its chosen entries, larger scale factors first: an entry keeps
+    /// its previous GPUs when they are free (a lease extension), else takes the first free ones;
+    /// each placed entry becomes a group of `placements`, at the jobs' true throughputs.
+    fn place_on_type(
+        &mut self,
+        k: usize,
+        s: &mut Scratch,
+        state: &SimState<'_>,
+        placements: &mut Vec<GpuGroup>,
+    ) {
+        s.taken.clear();
+        s.taken.resize(state.cluster.types[k].count as usize, false);
+        let mut list = std::mem::take(&mut s.chosen[k]);
+        list.sort_by_key(|c| std::cmp::Reverse(c.1));
+        s.gpus_of.clear();
+        s.gpus_of.resize(list.len(), None);
+        let mut cursor = 0usize;
+        let mut from = 0usize;
+        while from < list.len() {
+            let size = list[from].1;
+            let to = from + list[from..].iter().take_while(|c| c.1 == size).count();
+            for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
+                if let Some((pk, offset, len)) = self.entries[i].previous {
+                    let gpus = &self.arena[offset..offset + len];
+                    if pk == k && len == sf as usize && gpus.iter().all(|&g| !s.taken[g as usize]) {
+                        let at = s.arena.len();
+                        for &g in gpus {
+                            s.taken[g as usize] = true;
+                            s.arena.push(g);
+                        }
+                        s.gpus_of[from + slot] = Some((at, len));
+                    }
+                }
+            }
+            for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
+                // Gavel reserves GPUs for entries that have no allocation yet but never
+                // starts them.
+                if s.gpus_of[from + slot].is_some() || self.entries[i].allocation.is_none() {
+                    continue;
+                }
+                let at = s.arena.len();
+                while s.arena.len() - at < sf as usize && cursor < s.taken.len() {
+                    if !s.taken[cursor] {
+                        s.taken[cursor] = true;
+                        s.arena.push(cursor as u32);
+                    }
+                    cursor += 1;
+                }
+                s.gpus_of[from + slot] = Some((at, s.arena.len() - at));
+            }
+            from = to;
+        }
+        for (slot, &(i, _)) in list.iter().enumerate() {
+            let Some((at, len)) = s.gpus_of[slot] else {
+                continue;
+            };
+            let gpus = &s.arena[at..at + len];
+            let e = &self.entries[i];
+            // Jobs run at their true speed, whatever the scheduler believed; a pair that
+            // cannot share runs no step and wastes its GPU for the round, as in Gavel.
+            let (jobs, throughputs) = match e.combo {
+                (a, None) => (vec![a], vec![e.oracle[k].0]),
+                (a, Some(b)) => (vec![a, b], vec![e.oracle[k].0, e.oracle[k].1]),
+            };
+            if let Some((pk, offset, plen)) = e.previous
+                && pk == k
+                && self.arena[offset..offset + plen] == *gpus
+            {
+                self.extensions += 1;
+            }
+            s.next_previous.push((i, k, at, len));
+            self.planned.push(i);
+            placements.push(GpuGroup {
+                jobs,
+                gpu_type: k,
+                gpus: gpus.to_vec(),
+                fraction: 1.0,
+                throughputs,
+            });
+        }
+        list.clear();
+        s.chosen[k] = list;
+    }
 }
 
 impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
@@ -763,70 +911,12 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
             self.last_reset = 0.0;
         }
         self.update_allocation(state)?;
-        let types = self.types;
-        let skip_zero = self.policy.skips_zero_priority();
         let mut s = std::mem::take(&mut self.scratch);
-        s.prepare(state.jobs.len(), types);
+        s.prepare(state.jobs.len(), self.types);
 
         // Lease-extension opportunities: previous placements whose entry is still active.
         self.opportunities += self.with_previous.len() as u64;
-
-        // The greedy fill: per type a sorted queue, the queues walked in fill order.
-        s.left.clear();
-        s.left.extend(state.cluster.types.iter().map(|t| t.count));
-        let mut unplaced = state.active.len();
-        for k in 0..types {
-            if unplaced == 0 {
-                break;
-            }
-            // A lazy max-heap instead of a full sort: the walk usually stops long before the
-            // end of the queue (the type is full, or every job is placed).
-            let entries = &self.entries;
-            let total = self.worker_time[k];
-            let mut keys = std::mem::take(&mut s.keys);
-            keys.clear();
-            keys.extend(entries.iter().enumerate().filter_map(|(i, e)| {
-                let free = !s.placed[e.combo.0] && e.combo.1.is_none_or(|b| !s.placed[b]);
-                if !free || !e.runs_on(k) {
-                    return None;
-                }
-                let priority = e.priority(k, total);
-                if skip_zero && priority <= 0.0 {
-                    return None;
-                }
-                Some(QueueKey {
-                    priority,
-                    deficit: e.deficit[k],
-                    allocation: e.allocation.as_ref().map_or(0.0, |x| x[k]),
-                    index: i,
-                })
-            }));
-            let mut queue = BinaryHeap::from(keys);
-            while s.left[k] > 0 && unplaced > 0 {
-                let Some(QueueKey { index: i, .. }) = queue.pop() else {
-                    break;
-                };
-                let (a, b) = entries[i].combo;
-                if s.placed[a] || b.is_some_and(|b| s.placed[b]) {
-                    continue;
-                }
-                let sf = state.jobs[a].scale_factor;
-                if sf > s.left[k] {
-                    continue;
-                }
-                s.left[k] -= sf;
-                s.placed[a] = true;
-                s.touched.push(a);
-                unplaced -= 1;
-                if let Some(b) = b {
-                    s.placed[b] = true;
-                    s.touched.push(b);
-                    unplaced -= 1;
-                }
-                s.chosen[k].push((i, sf));
-            }
-            s.keys = queue.into_vec();
-        }
+        self.fill(&mut s, state);
 
         // GPUs: larger scale factors first; keep previous GPUs when free, then first free GPUs.
         // GPU lists live in one arena per round: (offset, length) per placed entry.
@@ -834,82 +924,8 @@ impl<P: AllocationPolicy> Scheduler for GavelRounds<P> {
         self.planned.clear();
         s.arena.clear();
         s.next_previous.clear();
-        for k in 0..types {
-            s.taken.clear();
-            s.taken.resize(state.cluster.types[k].count as usize, false);
-            let mut list = std::mem::take(&mut s.chosen[k]);
-            list.sort_by_key(|c| std::cmp::Reverse(c.1));
-            s.gpus_of.clear();
-            s.gpus_of.resize(list.len(), None);
-            let mut cursor = 0usize;
-            let mut from = 0usize;
-            while from < list.len() {
-                let size = list[from].1;
-                let to = from + list[from..].iter().take_while(|c| c.1 == size).count();
-                for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
-                    if let Some((pk, offset, len)) = self.entries[i].previous {
-                        let gpus = &self.arena[offset..offset + len];
-                        if pk == k
-                            && len == sf as usize
-                            && gpus.iter().all(|&g| !s.taken[g as usize])
-                        {
-                            let at = s.arena.len();
-                            for &g in gpus {
-                                s.taken[g as usize] = true;
-                                s.arena.push(g);
-                            }
-                            s.gpus_of[from + slot] = Some((at, len));
-                        }
-                    }
-                }
-                for (slot, &(i, sf)) in list[from..to].iter().enumerate() {
-                    // Gavel reserves GPUs for entries that have no allocation yet but never
-                    // starts them.
-                    if s.gpus_of[from + slot].is_some() || self.entries[i].allocation.is_none() {
-                        continue;
-                    }
-                    let at = s.arena.len();
-                    while s.arena.len() - at < sf as usize && cursor < s.taken.len() {
-                        if !s.taken[cursor] {
-                            s.taken[cursor] = true;
-                            s.arena.push(cursor as u32);
-                        }
-                        cursor += 1;
-                    }
-                    s.gpus_of[from + slot] = Some((at, s.arena.len() - at));
-                }
-                from = to;
-            }
-            for (slot, &(i, _)) in list.iter().enumerate() {
-                let Some((at, len)) = s.gpus_of[slot] else {
-                    continue;
-                };
-                let gpus = &s.arena[at..at + len];
-                let e = &self.entries[i];
-                // Jobs run at their true speed, whatever the scheduler believed; a pair that
-                // cannot share runs no step and wastes its GPU for the round, as in Gavel.
-                let (jobs, throughputs) = match e.combo {
-                    (a, None) => (vec![a], vec![e.oracle[k].0]),
-                    (a, Some(b)) => (vec![a, b], vec![e.oracle[k].0, e.oracle[k].1]),
-                };
-                if let Some((pk, offset, plen)) = e.previous
-                    && pk == k
-                    && self.arena[offset..offset + plen] == *gpus
-                {
-                    self.extensions += 1;
-                }
-                s.next_previous.push((i, k, at, len));
-                self.planned.push(i);
-                placements.push(GpuGroup {
-                    jobs,
-                    gpu_type: k,
-                    gpus: gpus.to_vec(),
-                    fraction: 1.0,
-                    throughputs,
-                });
-            }
-            list.clear();
-            s.chosen[k] = list;
+        for k in 0..self.types {
+            self.place_on_type(k, &mut s, state, &mut placements);
         }
         // Only the entries placed last round have a previous placement to forget.
         for &i in &self.with_previous {

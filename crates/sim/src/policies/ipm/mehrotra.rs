@@ -92,33 +92,10 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
     let start = sys.factor(&ones, None);
     let mut work = Work::new(len, rows, start.scratch_len());
 
-    // Mehrotra's starting point: least-norm primal and dual solutions (the objective is
-    // min -t, so the dual needs a_t^T y = -1), shifted into the positive orthant.
-    let mut t = start.solve(&b, 0.0, &mut work.y, &mut work.scratch);
-    let mut z = vec![0.0; len];
-    sys.apply_transpose(&work.y, &mut z);
-    let mut y = vec![0.0; rows];
-    start.solve(&vec![0.0; rows], -1.0, &mut y, &mut work.scratch);
-    let mut w = vec![0.0; len];
-    sys.apply_transpose(&y, &mut w);
-    w.iter_mut().for_each(|v| *v = -*v);
-    let dz = (-1.5 * z.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
-    let dw = (-1.5 * w.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
-    z.iter_mut().for_each(|v| *v += dz);
-    w.iter_mut().for_each(|v| *v += dw);
+    let (mut t, mut z, mut w, mut y) = starting_point(sys, &start, &b, &mut work);
     let counts = sys.multiplicity();
-    let zw = dot(counts, &z, &w);
-    let sz = total(counts, &z);
-    let sw = total(counts, &w);
     // The number of variables of the LP with every job apart.
     let variables = counts.map_or(len as f64, |(c, _)| c.iter().sum());
-    let (ez, ew) = if sw > 0.0 && sz > 0.0 {
-        (0.5 * zw / sw, 0.5 * zw / sz)
-    } else {
-        (1.0, 1.0)
-    };
-    z.iter_mut().for_each(|v| *v = (*v + ez).max(1e-8));
-    w.iter_mut().for_each(|v| *v = (*v + ew).max(1e-8));
 
     let norm_b = 1.0 + b.iter().map(|v| v.abs()).fold(0.0, f64::max);
     let mut rb = vec![0.0; rows];
@@ -262,6 +239,43 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         return Err(IpmError::NoConvergence { iterations, error });
     }
     Ok((error, x, t))
+}
+
+/// Mehrotra's starting point for `sys` factored at D = I (`start`): least-norm primal and dual
+/// solutions (the objective is min -t, so the dual needs a_t^T y = -1), shifted into the
+/// positive orthant. Returns (t, z, w, y). O(one factored solve pair).
+fn starting_point<S: System>(
+    sys: &S,
+    start: &S::Factor,
+    b: &[f64],
+    work: &mut Work,
+) -> (f64, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let len = sys.len();
+    let rows = b.len();
+    let t = start.solve(b, 0.0, &mut work.y, &mut work.scratch);
+    let mut z = vec![0.0; len];
+    sys.apply_transpose(&work.y, &mut z);
+    let mut y = vec![0.0; rows];
+    start.solve(&vec![0.0; rows], -1.0, &mut y, &mut work.scratch);
+    let mut w = vec![0.0; len];
+    sys.apply_transpose(&y, &mut w);
+    w.iter_mut().for_each(|v| *v = -*v);
+    let dz = (-1.5 * z.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
+    let dw = (-1.5 * w.iter().copied().fold(f64::INFINITY, f64::min)).max(0.0);
+    z.iter_mut().for_each(|v| *v += dz);
+    w.iter_mut().for_each(|v| *v += dw);
+    let counts = sys.multiplicity();
+    let zw = dot(counts, &z, &w);
+    let sz = total(counts, &z);
+    let sw = total(counts, &w);
+    let (ez, ew) = if sw > 0.0 && sz > 0.0 {
+        (0.5 * zw / sw, 0.5 * zw / sz)
+    } else {
+        (1.0, 1.0)
+    };
+    z.iter_mut().for_each(|v| *v = (*v + ez).max(1e-8));
+    w.iter_mut().for_each(|v| *v = (*v + ew).max(1e-8));
+    (t, z, w, y)
 }
 
 /// sum_j c_j v_j, c the multiplicities of the variables or rows `values` runs over (1 without):
