@@ -152,19 +152,7 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         if error > 1e6 * best.0 || stalled {
             break;
         }
-        // Two divisions per variable and iteration: W^-1 (for D = Z W^-1 and the directions)
-        // and Z^-1 (for the step lengths). The passes over the variables are zipped iterators,
-        // without index checks, so that they vectorize: with space sharing there are tens of
-        // thousands of variables.
-        for ((dj, (wi, zi)), (zj, wj)) in d
-            .iter_mut()
-            .zip(w_inverse.iter_mut().zip(&mut z_inverse))
-            .zip(z.iter().zip(&w))
-        {
-            *wi = 1.0 / wj;
-            *zi = 1.0 / zj;
-            *dj = zj * *wi;
-        }
+        scale(&z, &w, &mut d, &mut w_inverse, &mut z_inverse);
         let mut factor = if stable {
             sys.factor_stable(&d, spare.take())
         } else {
@@ -239,6 +227,23 @@ pub(super) fn mehrotra<S: System>(sys: &S, keep: usize) -> Result<(f64, Vec<f64>
         return Err(IpmError::NoConvergence { iterations, error });
     }
     Ok((error, x, t))
+}
+
+/// D = Z W^-1, W^-1 and Z^-1 of the iterate (z, w): two divisions per variable and iteration,
+/// W^-1 for D and the directions, Z^-1 for the step lengths. The pass is zipped iterators,
+/// without index checks, so that it vectorizes: with space sharing there are tens of thousands
+/// of variables.
+#[inline(always)]
+fn scale(z: &[f64], w: &[f64], d: &mut [f64], w_inverse: &mut [f64], z_inverse: &mut [f64]) {
+    for ((dj, (wi, zi)), (zj, wj)) in d
+        .iter_mut()
+        .zip(w_inverse.iter_mut().zip(z_inverse.iter_mut()))
+        .zip(z.iter().zip(w))
+    {
+        *wi = 1.0 / wj;
+        *zi = 1.0 / zj;
+        *dj = zj * *wi;
+    }
 }
 
 /// Mehrotra's starting point for `sys` factored at D = I (`start`): least-norm primal and dual
