@@ -88,8 +88,9 @@ pub const DEFAULT_CROWDING: f64 = 1.5;
 
 /// The default factor of the starvation promotion ([`StsOptions::promotion`]): past saturation
 /// (3.0 multi-GPU jobs/h) 4 took the mean JCT from 0.588x of gavel-mmf-ss's to 0.836x, 10 to
-/// 0.662x; under the drained overload neither moved it by more than 0.05% (docs/simulation.md,
-/// "Starvation promotion past saturation").
+/// 0.662x; on the synthetic one-type table of docs/results.md, off lengthens the JCT by 4.8% and
+/// the makespan by 20%; under the drained overload neither moved it by more than 0.05%
+/// (docs/simulation.md, "Starvation promotion past saturation").
 pub const DEFAULT_PROMOTION: f64 = 4.0;
 
 /// The default factor of the critical-job rule ([`StsOptions::critical`]): under the drained
