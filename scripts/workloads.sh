@@ -16,9 +16,12 @@ workload_args() {
     synthetic)
       local table=target/synth-v100.json
       if [ ! -s "$table" ]; then
+        # A file of its own per call, renamed into place: parallel first calls do not collide.
         mkdir -p target
+        local tmp
+        tmp=$(mktemp target/synth-v100.XXXXXX) || return 2
         python3 scripts/gen-throughputs.py --families 7 --batches 8 --gpu v100 --measured 1.0 \
-          --seed 0 > "$table.tmp" && mv "$table.tmp" "$table" || return 2
+          --seed 0 > "$tmp" && mv "$tmp" "$table" || { rm -f "$tmp"; return 2; }
       fi
       echo "--throughputs $table --cluster v100=64 --jobs 8000 --rate 6.5 --window 4000-4999" ;;
     *) echo "unknown row: $1 (saturation, overload, multi, past-saturation or synthetic)" >&2; return 2 ;;

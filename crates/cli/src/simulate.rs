@@ -283,8 +283,7 @@ fn crowded_sharing(text: &str, workers: &[String]) -> Result<Vec<String>, Failur
 }
 
 /// Reads `--policy`: `all`, or names of [`policies::policy_names`], comma-separated. Checked
-/// before any run: an empty list ran nothing and exited 0, and an unknown name was found only
-/// after the policies before it had run.
+/// before any run, so that an empty list or an unknown name fails before any policy runs.
 fn policy_list(text: &str) -> Result<Vec<String>, Failure> {
     let known = policies::policy_names();
     if text.trim() == "all" {

@@ -326,9 +326,9 @@ impl<'a> Simulation<'a> {
     ///
     /// Each pass of the loop is one round boundary, in Gavel's order: the clock moves to the end
     /// of the running round (or to the next arrival when nothing runs); the round's steps and
-    /// completions are booked ([`Simulation::book_round`]) and reported to the policy; jobs that
+    /// completions are booked (`book_round`) and reported to the policy; jobs that
     /// have arrived are added; the policy plans, the plan is checked, and the next round's runs
-    /// start ([`Simulation::start_runs`]). O(rounds * (jobs + policy)).
+    /// start (`start_runs`). O(rounds * (jobs + policy)).
     pub fn run(
         &mut self,
         scheduler: &mut dyn Scheduler,

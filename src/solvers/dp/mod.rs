@@ -8,8 +8,8 @@
 //! close to a tie. One file per step of docs/solver.md, which proves every rule:
 //!
 //! 1. [`classes`](mod@classes): jobs with identical choices form a class with a count.
-//! 2. [`lagrangian`](mod@lagrangian): the Lagrangian bound L(mu) and the multipliers mu minimizing it (exact line
-//!    searches); min L equals the LP relaxation.
+//! 2. [`lagrangian`](mod@lagrangian): the Lagrangian bound L(mu) and the multipliers mu
+//!    minimizing it (exact line searches); min L equals the LP relaxation.
 //! 3. [`incumbent`](mod@incumbent): a greedy solution at mu (the last run's floor).
 //! 4. [`fixing`]: reduced-cost fixing; a solution worth >= L - g uses only choices whose
 //!    reduced-cost gap is <= g, the others are removed, and the classes left with several

@@ -9,8 +9,8 @@
 //! | `fifo` | first in, first out on the fastest free type (`fifo_perf`) | `fifo.rs` |
 //! | `gandiva` | Gandiva's random packing (`gandiva`) | `gandiva.rs` |
 //!
-//! Every Gavel policy runs inside Gavel's round mechanism (`GavelRounds` in `gavel.rs`); space-sharing
-//! max-min fairness needs the `highs` feature (its LP is not block-structured).
+//! Every Gavel policy runs inside Gavel's round mechanism (`GavelRounds` in `gavel.rs`);
+//! space-sharing max-min fairness needs the `highs` feature (its LP is not block-structured).
 
 mod fifo;
 mod ftf;

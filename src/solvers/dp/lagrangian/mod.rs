@@ -234,8 +234,8 @@ fn gauss_jordan(a: &mut [f64], n: usize, singular: f64) -> Option<Vec<f64>> {
 /// The cap of every price: PRICE_CAP_FACTOR A K R^(K-1) + 1, with A = 2 max |v_q| / min u_q
 /// and R the largest ratio of units between two choices (at least 1). The argument that some
 /// minimizer of L lies below it when the LP has a feasible point: take an optimal primal y. A
-/// type whose capacity y leaves slack has mu_k = 0 at every dual optimum (complementary slackness); the
-/// others are used by some class at a choice that maximizes rc at mu, so mu_k <= v / u <= A / 2
+/// type whose capacity y leaves slack has mu_k = 0 at every dual optimum (complementary
+/// slackness); the others are used by some class at a choice that maximizes rc at mu, so mu_k <= v / u <= A / 2
 /// when that class may idle, and mu_k <= (v - v' + mu_k' u') / u <= A + R mu_k' for any other
 /// choice q' of a forced class, on a type k' whose price is bounded in turn; along a chain
 /// over at most K types, mu_k <= A (1 + R + ... + R^(K-1)) <= A K R^(K-1) (where such
