@@ -462,9 +462,20 @@ pub(super) fn refine_multipliers(
 ) -> (Vec<f64>, f64) {
     let mut descent = Descent::new(classes, capacity);
     descent.edges = true;
-    let mut mu: Vec<f64> = start.iter().map(|m| m.max(0.0)).collect();
+    let from: Vec<f64> = start.iter().map(|m| m.max(0.0)).collect();
+    let mut mu = from.clone();
     let value = descent.descend(&mut mu);
-    descent.trusted(mu, value)
+    let (mu, value) = descent.trusted(mu, value);
+    // The edges can walk far along a direction where L is flat, to prices whose rounding
+    // `trusted` does not accept, and its answer is then mu = 0: the start is kept where it is
+    // trusted and lower, so that the refinement never raises L.
+    let at_start = descent.flat.lagrangian(&from);
+    let (from, at_start) = descent.trusted(from, at_start);
+    if at_start < value {
+        (from, at_start)
+    } else {
+        (mu, value)
+    }
 }
 
 /// Whether `l` is below `now` by more than `by` relative to max(1, |now|).
