@@ -274,20 +274,23 @@ struct Descent {
 }
 
 impl Descent {
-    /// `(mu, value)` where L(mu)'s rounding cannot reach the DP's tolerance, else the
-    /// multipliers 0 and L(0), whose terms are the values themselves and do not cancel. Where
+    /// The first of `candidates` (multipliers and their L, in order of preference) where L's
+    /// rounding cannot reach the DP's tolerance, else the multipliers 0 and L(0), whose terms
+    /// are the values themselves and do not cancel. Where
     /// one job's values are 10^200 times another's, the descent's prices are as large as the
     /// first and L(mu) = mu . C + sum (v - mu u) loses the small values to cancellation (a
     /// bound of -3.7e224 on a round whose optimum is 1, which the DP then took as exact:
     /// `fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240`). Any mu >= 0 bounds the
     /// optimum (Lemma 1), so 0 is always exact, only weaker.
-    fn trusted(&self, mu: Vec<f64>, value: f64) -> (Vec<f64>, f64) {
-        let terms = (mu.len() + self.flat.count.len() + 3) as f64;
-        let error = ROUNDING_PER_TERM * terms * self.flat.magnitude(&mu);
-        if error <= TOLERANCE * value.abs().max(1.0) {
-            return (mu, value);
+    fn trusted(&self, candidates: Vec<(Vec<f64>, f64)>) -> (Vec<f64>, f64) {
+        let terms = (self.flat.k + self.flat.count.len() + 3) as f64;
+        for (mu, value) in candidates {
+            let error = ROUNDING_PER_TERM * terms * self.flat.magnitude(&mu);
+            if error <= TOLERANCE * value.abs().max(1.0) {
+                return (mu, value);
+            }
         }
-        let zero = vec![0.0; mu.len()];
+        let zero = vec![0.0; self.flat.k];
         let value = self.flat.lagrangian(&zero);
         (zero, value)
     }
@@ -465,17 +468,10 @@ pub(super) fn refine_multipliers(
     let from: Vec<f64> = start.iter().map(|m| m.max(0.0)).collect();
     let mut mu = from.clone();
     let value = descent.descend(&mut mu);
-    let (mu, value) = descent.trusted(mu, value);
-    // The edges can walk far along a direction where L is flat, to prices whose rounding
-    // `trusted` does not accept, and its answer is then mu = 0: the start is kept where it is
-    // trusted and lower, so that the refinement never raises L.
+    // The edges can walk far along a direction where L is flat, to prices whose rounding is not
+    // trusted: the start is then kept, so that the refinement never raises L.
     let at_start = descent.flat.lagrangian(&from);
-    let (from, at_start) = descent.trusted(from, at_start);
-    if at_start < value {
-        (from, at_start)
-    } else {
-        (mu, value)
-    }
+    descent.trusted(vec![(mu, value), (from, at_start)])
 }
 
 /// Whether `l` is below `now` by more than `by` relative to max(1, |now|).
@@ -497,7 +493,7 @@ pub(super) fn multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f64>, f64
     let descent = Descent::new(classes, capacity);
     let mut mu = vec![0.0; capacity.len()];
     let value = descent.descend(&mut mu);
-    descent.trusted(mu, value)
+    descent.trusted(vec![(mu, value)])
 }
 
 /// L's rounding error per term it sums, relative to the terms' magnitude: a sum of n terms,
@@ -529,9 +525,9 @@ pub(super) fn warm_multipliers(
     let mut warm: Vec<f64> = start.iter().map(|m| m.max(0.0)).collect();
     let warm_value = descent.descend(&mut warm);
     if warm_value < value - rel_tol * value.abs().max(1.0) {
-        descent.trusted(warm, warm_value)
+        descent.trusted(vec![(warm, warm_value), (mu, value)])
     } else {
-        descent.trusted(mu, value)
+        descent.trusted(vec![(mu, value)])
     }
 }
 
@@ -550,5 +546,5 @@ pub(super) fn smooth_multipliers(classes: &[Class], capacity: &[u64]) -> (Vec<f6
     let descent = Descent::new(classes, capacity);
     let mut mu = descent.flat.smooth_start(&descent.cap);
     let value = descent.descend(&mut mu);
-    descent.trusted(mu, value)
+    descent.trusted(vec![(mu, value)])
 }
