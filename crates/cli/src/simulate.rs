@@ -411,14 +411,14 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
     let table = ThroughputTable::completed(&gavel).map_err(Failure::input)?;
     let mut results: Vec<SimResult> = Vec::new();
     for name in &names {
-        let run = Run {
+        let inputs = SimInputs {
             table: &table,
             cluster: &cluster,
             jobs: &jobs,
             config: &config,
             options: &options,
         };
-        let result = run.policy(name)?;
+        let result = inputs.simulate(name)?;
         report(&args, &Metrics::new(&result, args.lambda))?;
         if let Some((path, log)) = &mut job_log {
             for record in WindowJob::of(&result, &jobs, &table, &cluster) {
@@ -553,7 +553,7 @@ fn policy_options(
 }
 
 /// What every policy of a `simulate` call runs on.
-struct Run<'a> {
+struct SimInputs<'a> {
     table: &'a ThroughputTable,
     cluster: &'a Cluster,
     jobs: &'a [stsfair_sim::SimJob],
@@ -561,9 +561,9 @@ struct Run<'a> {
     options: &'a PolicyOptions,
 }
 
-impl Run<'_> {
+impl SimInputs<'_> {
     /// Simulates policy `name`, with a progress bar where stderr is a terminal.
-    fn policy(&self, name: &str) -> Result<SimResult, Failure> {
+    fn simulate(&self, name: &str) -> Result<SimResult, Failure> {
         let mut scheduler = policies::by_name(name, self.cluster, self.config, self.options)
             .map_err(Failure::input)?;
         let bar = if std::io::stderr().is_terminal() {
