@@ -409,15 +409,15 @@ pub fn simulate(args: SimulateArgs) -> Result<u8, Failure> {
         None => None,
     };
     let table = ThroughputTable::completed(&gavel).map_err(Failure::input)?;
+    let inputs = SimInputs {
+        table: &table,
+        cluster: &cluster,
+        jobs: &jobs,
+        config: &config,
+        options: &options,
+    };
     let mut results: Vec<SimResult> = Vec::new();
     for name in &names {
-        let inputs = SimInputs {
-            table: &table,
-            cluster: &cluster,
-            jobs: &jobs,
-            config: &config,
-            options: &options,
-        };
         let result = inputs.simulate(name)?;
         report(&args, &Metrics::new(&result, args.lambda))?;
         if let Some((path, log)) = &mut job_log {
