@@ -311,8 +311,8 @@ impl From<SolveStats> for WireStats {
 
 impl From<WireStats> for SolveStats {
     /// The detail is the ILP's where the object holds an ILP counter, else the DP's where it
-    /// holds one of the DP's other than `states`, else brute force's or the dense DP's; counters of another solver
-    /// than the one chosen stay in `other`, so that nothing read is lost.
+    /// holds one of the DP's other than `states`, else brute force's or the dense DP's; counters
+    /// of another solver than the one chosen stay in `other`, so that nothing read is lost.
     fn from(wire: WireStats) -> SolveStats {
         let WireStats {
             seconds,
