@@ -80,7 +80,7 @@ pub const DEFAULT_SIZE_EXPONENT: f64 = 0.75;
 pub const DEFAULT_SECOND_STAGE: f64 = 0.25;
 
 /// The default crowding ratio ([`StsOptions::crowding`]): the attained-service weights apply
-/// when the active jobs are more than 1.5 times the cluster's GPUs. At 5.6 jobs/h the weights
+/// when the active jobs are more than 1.5 times the cluster's capacity. At 5.6 jobs/h the weights
 /// then stay equal and sts beats gavel-mmf-ss where least attained service in every round lost
 /// to it; 2 left too many overloaded rounds to equal weights (docs/simulation.md, "Arrivals that
 /// do not stop").
@@ -88,8 +88,7 @@ pub const DEFAULT_CROWDING: f64 = 1.5;
 
 /// The default factor of the starvation promotion ([`StsOptions::promotion`]): past saturation
 /// (3.0 multi-GPU jobs/h) 4 took the mean JCT from 0.588x of gavel-mmf-ss's to 0.836x, 10 to
-/// 0.662x; on the synthetic one-type table of docs/results.md, off lengthens the JCT by 4.8% and
-/// the makespan by 20%; under the drained overload neither moved it by more than 0.05%
+/// 0.662x; under the drained overload neither moved it by more than 0.05%
 /// (docs/simulation.md, "Starvation promotion past saturation").
 pub const DEFAULT_PROMOTION: f64 = 4.0;
 
@@ -161,8 +160,9 @@ pub struct StsOptions {
     /// In which rounds the second stage runs ([`SecondStageRounds::Attained`] by default).
     pub second_stage_rounds: SecondStageRounds,
     /// The attained-service weights apply only in rounds whose active jobs are more than this
-    /// many times the cluster's GPUs (jobs counted, not workers). `Some(`[`DEFAULT_CROWDING`]`)`
-    /// by default; `None`: every round.
+    /// many times the cluster's capacity (jobs counted, not workers): its GPUs, or, where shared
+    /// GPUs have made it do more, the most work it has done in one round, in GPUs at the jobs'
+    /// best solo speed. `Some(`[`DEFAULT_CROWDING`]`)` by default; `None`: every round.
     pub crowding: Option<f64>,
     /// Whether the attained-service weights, once a round is crowded, stay on until the next job
     /// arrives: a crowded cluster that nothing enters is draining its backlog. On by default

@@ -219,8 +219,8 @@ fn slowest_type<T: Throughputs + ?Sized>(data: &T, gpu_types: usize) -> Option<u
 }
 
 /// When the attained-service weights apply: in crowded rounds, where the active jobs are more
-/// than `ratio` times the cluster's GPUs (every round for `None`), and with the hold on from a
-/// crowded round until the next job arrives.
+/// than `ratio` times the cluster's capacity (every round for `None`), and with the hold on from
+/// a crowded round until the next job arrives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Crowding {
     ratio: Option<f64>,
@@ -238,13 +238,15 @@ impl Crowding {
         }
     }
 
-    /// Whether attained service orders the jobs in a round of `active` jobs on `gpus` GPUs.
-    /// Jobs are counted, not their workers (docs/simulation.md, "Weights that count the
-    /// workers": counting workers starved the old jobs on one seed in six at 2.6 jobs/h).
-    pub(crate) fn applies(&mut self, active: usize, gpus: u64) -> bool {
+    /// Whether attained service orders the jobs in a round of `active` jobs on a cluster of
+    /// `capacity`: its GPUs, or the most work it has done in one round in best-speed GPUs where
+    /// that is more (shared GPUs serve more than one job each). Jobs are counted, not their
+    /// workers (docs/simulation.md, "Weights that count the workers": counting workers starved
+    /// the old jobs on one seed in six at 2.6 jobs/h).
+    pub(crate) fn applies(&mut self, active: usize, capacity: f64) -> bool {
         let crowded = self
             .ratio
-            .is_none_or(|ratio| active as f64 > ratio * gpus as f64);
+            .is_none_or(|ratio| active as f64 > ratio * capacity);
         self.holding = self.hold && (crowded || self.holding);
         crowded || self.holding
     }
@@ -369,14 +371,14 @@ mod tests {
                 held.job_arrived();
                 plain.job_arrived();
             }
-            assert_eq!(held.applies(active, 10), with_hold, "round {i}, held");
-            assert_eq!(plain.applies(active, 10), without, "round {i}, plain");
+            assert_eq!(held.applies(active, 10.0), with_hold, "round {i}, held");
+            assert_eq!(plain.applies(active, 10.0), without, "round {i}, plain");
         }
         // `None` (every round) and a ratio no round reaches.
         let mut always = Crowding::new(None, true);
-        assert!(always.applies(0, 10));
+        assert!(always.applies(0, 10.0));
         let mut never = Crowding::new(Some(1e9), true);
-        assert!(!never.applies(1000, 10));
+        assert!(!never.applies(1000, 10.0));
     }
 
     proptest! {
@@ -386,23 +388,23 @@ mod tests {
         #[test]
         fn hold_applies_exactly_after_a_crowded_round_without_arrivals(
             rounds in proptest::collection::vec((0usize..40, proptest::bool::ANY), 1..60),
-            gpus in 1u64..20,
+            capacity in 1.0f64..20.0,
             ratio in 0.0f64..3.0,
         ) {
             let mut held = Crowding::new(Some(ratio), true);
             let mut plain = Crowding::new(Some(ratio), false);
-            let crowded = |active: usize| active as f64 > ratio * gpus as f64;
+            let crowded = |active: usize| active as f64 > ratio * capacity;
             for (i, &(active, arrived)) in rounds.iter().enumerate() {
                 if arrived {
                     held.job_arrived();
                     plain.job_arrived();
                 }
-                prop_assert_eq!(plain.applies(active, gpus), crowded(active));
+                prop_assert_eq!(plain.applies(active, capacity), crowded(active));
                 // The latest round at or before i that an arrival precedes, and a crowded round
                 // from there to i (an arrival before round k comes before round k's plan).
                 let since = (0..=i).rev().find(|&k| rounds[k].1).unwrap_or(0);
                 let expected = rounds[since..=i].iter().any(|&(a, _)| crowded(a));
-                prop_assert_eq!(held.applies(active, gpus), expected, "round {}", i);
+                prop_assert_eq!(held.applies(active, capacity), expected, "round {}", i);
             }
         }
     }

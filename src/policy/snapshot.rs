@@ -1,10 +1,10 @@
 //! Snapshots of a [`StsPolicy`]: its whole state as a versioned JSON document
 //! (`stsfair-policy/1`), so that a scheduler that restarts plans exactly as if it had never
 //! stopped, placements included. The options, the cluster, every active job with its attained
-//! service and steps, the rules' state (the hold, the cluster's pace, the last arrival, the
-//! pairing step's partners) and the round scheduler's own snapshot (`stsfair-scheduler/1`:
-//! deficits, the last placement, the pending plan, the warm start) are in it. The co-location
-//! data is not: [`StsPolicy::restore`] takes it again.
+//! service and steps, the rules' state (the hold, the cluster's pace and the most work of one
+//! round, the last arrival, the pairing step's partners) and the round scheduler's own snapshot
+//! (`stsfair-scheduler/1`: deficits, the last placement, the pending plan, the warm start) are in
+//! it. The co-location data is not: [`StsPolicy::restore`] takes it again.
 //!
 //! Restoring checks every part: the options as [`StsOptions::check`] does, the round scheduler's
 //! snapshot as [`RoundScheduler::restore`] does, and the jobs against both (each active job once,
@@ -74,6 +74,7 @@ pub struct StsSnapshot {
     planned: Vec<(u64, f64, usize, f64)>,
     holding: bool,
     work_rate: Option<f64>,
+    most_work: Option<f64>,
     last_arrival: Option<f64>,
     kept_promises: (f64, u64),
     solver_seconds: f64,
@@ -285,6 +286,7 @@ impl StsPolicy {
             },
             holding: state.holding,
             work_rate: state.work_rate,
+            most_work: state.most_work,
             last_arrival: state.last_arrival,
             kept_promises: state.kept_promises,
             solver_seconds: state.solver_seconds,
@@ -383,6 +385,7 @@ impl StsPolicy {
         let (kept, n) = s.kept_promises;
         for (field, v) in [
             ("work_rate", s.work_rate.unwrap_or(0.0)),
+            ("most_work", s.most_work.unwrap_or(0.0)),
             ("kept_promises", kept),
             ("solver_seconds", s.solver_seconds),
         ] {
@@ -404,6 +407,7 @@ impl StsPolicy {
                 .collect(),
             holding: s.holding,
             work_rate: s.work_rate,
+            most_work: s.most_work,
             last_arrival: s.last_arrival,
             kept_promises: (kept, n),
             solver_seconds: s.solver_seconds,
@@ -525,5 +529,6 @@ mod tests {
         assert!(refused("stsfair-policy/1", "stsfair-policy/2").contains("format"));
         assert!(refused("\"units\":2", "\"units\":0").contains("units"));
         assert!(refused("\"holding\":false", "\"holding\":false,\"extra\":1").contains("extra"));
+        assert!(refused("\"most_work\":null", "\"most_work\":-1.0").contains("most_work"));
     }
 }

@@ -133,10 +133,11 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, value_name = "attained|all", default_value_t = SecondStageRoundsArg::Attained)]
     sts_second_stage_rounds: SecondStageRoundsArg,
     /// When sts's attained-service weights apply: only in rounds where the active jobs are more
-    /// than RATIO times the cluster's GPUs (jobs counted, not their workers), and after such a
-    /// round until the next arrival (`--sts-crowding-hold`); in other rounds every job has its
-    /// trace weight (equal shares); 1.5 by default. `off`: every round (docs/simulation.md,
-    /// "Arrivals that do not stop").
+    /// than RATIO times the cluster's capacity (jobs counted, not their workers; the capacity is
+    /// the GPUs, or the most work of one round in GPUs at the jobs' best speed if more), and
+    /// after such a round until the next arrival (`--sts-crowding-hold`); in other rounds every
+    /// job has its trace weight (equal shares); 1.5 by default. `off`: every round
+    /// (docs/simulation.md, "Arrivals that do not stop").
     #[arg(long, value_name = "RATIO|off", default_value_t = stsfair::policy::options::DEFAULT_CROWDING.to_string())]
     sts_crowding: String,
     /// Whether sts's attained-service weights, after a crowded round, stay on until the next

@@ -619,8 +619,8 @@ fn sts_pairing_thresholds_by_type_are_derived_from_the_data() {
     }
 }
 
-/// sts's attained-service weights apply only in crowded rounds by default (1.5 times the
-/// cluster's GPUs asked for): a crowded run differs from both rules it switches between, a
+/// sts's attained-service weights apply only in crowded rounds by default (more jobs than 1.5
+/// times the cluster's capacity): a crowded run differs from both rules it switches between, a
 /// ratio no round reaches is equal weights in every round, and ratio 0 is attained service in
 /// every round.
 #[test]
