@@ -18,11 +18,11 @@
 # OUT_DIR/curves.md (mean and min-max over the seeds per point, Gavel's points beside) and
 # OUT_DIR/jct-single.svg, OUT_DIR/jct-multi.svg (drawn by the `jct_curves` example with plotters).
 # Needs a release build (`cargo build --release`) and jq. The full sweep is about 170
-# simulations, 1-2 hours on two cores; docs/results.md has the figures and the exact command.
+# simulations, 1-2 hours on two cores; docs/baselines.md has the figures and the exact command.
 # JOBS=5000 (the default) stops the arrivals at job 4,999, so the window drains with nothing
 # arriving behind it. Gavel's simulator keeps jobs arriving until the window is done: to measure
 # as it does, give JOBS=14000 (single-GPU) or JOBS=20000 (multi-GPU); a run stops when its window
-# is done, so the extra jobs cost only their generation (docs/results.md, "Where arrivals go on").
+# is done, so the extra jobs cost only their generation (docs/baselines.md, "Where arrivals go on").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}

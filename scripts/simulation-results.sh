@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the tables of docs/results.md: every simulation policy on
+# Regenerates the trace table of docs/baselines.md: every simulation policy on
 # (1) generated workloads: 400 jobs, multi-GPU (scale factors 1/2/4/8), 3 seeds x 2
 #     arrival rates, cluster v100=36,p100=36,k80=36;
 # (2) Gavel's own trace: crates/sim/data/gavel-ref/seed0-rate5-36x3.trace, window 0-399.
