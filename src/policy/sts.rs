@@ -74,7 +74,7 @@
 //! the GPU count, or the most work the cluster has done in one round, in GPUs at the jobs' best
 //! solo speed, where that is more: a shared GPU serves two jobs at once, so a cluster whose pairs
 //! do the work of more GPUs than it has runs more jobs before they wait. On the synthetic
-//! one-type table of docs/results.md (64 GPUs that do the work of up to 111) counting GPUs
+//! one-type table of docs/results.md (64 GPUs that do the work of 111 to 114) counting GPUs
 //! called 95% of the rounds crowded while jobs kept arriving, and sts's mean JCT was 0.37x
 //! gavel-mmf-ss's; counting work, no round is crowded and it is 1.06x-1.08x. On Gavel's cluster
 //! the most work is close to the GPU count (113 on 108 under the overload): the overload's and
