@@ -231,20 +231,19 @@ fn gauss_jordan(a: &mut [f64], n: usize, singular: f64) -> Option<Vec<f64>> {
     )
 }
 
-/// The cap of every price: PRICE_CAP_FACTOR A K R^(K-1) + 1, with A = 2 max |v_q| / min u_q
-/// and R the largest ratio of units between two choices (at least 1). The argument that some
-/// minimizer of L lies below it when the LP has a feasible point: take an optimal primal y. A
-/// type whose capacity y leaves slack has mu_k = 0 at every dual optimum (complementary
-/// slackness); the others are used by some class at a choice that maximizes rc at mu, so mu_k <= v / u <= A / 2
-/// when that class may idle, and mu_k <= (v - v' + mu_k' u') / u <= A + R mu_k' for any other
-/// choice q' of a forced class, on a type k' whose price is bounded in turn; along a chain
-/// over at most K types, mu_k <= A (1 + R + ... + R^(K-1)) <= A K R^(K-1) (where such
-/// inequalities form a cycle, L is flat along the direction that raises the cycle's prices
-/// together, and lowering them keeps the minimum). The unit tests check that L reaches the
-/// LP's value (HiGHS) on 500 random problems, forced jobs included. (A cap of twice the largest
-/// value per unit of the type plus 1 holds for optional jobs only: a forced job whose other
-/// choice takes 8 times the units holds the minimum beyond it, and L above the LP's value, on
-/// random instances of the unit tests.)
+/// The cap of every price: PRICE_CAP_FACTOR A K R^(K-1) + 1, with A = 2 max |v_q| / min u_q and R
+/// the largest ratio of units between two choices (at least 1). The argument that some minimizer of
+/// L lies below it when the LP has a feasible point: take an optimal primal y. A type whose
+/// capacity y leaves slack has mu_k = 0 at every dual optimum (complementary slackness); the others
+/// are used by some class at a choice that maximizes rc at mu, so mu_k <= v / u <= A / 2 when that
+/// class may idle, and mu_k <= (v - v' + mu_k' u') / u <= A + R mu_k' for any other choice q' of a
+/// forced class, on a type k' whose price is bounded in turn; along a chain over at most K types,
+/// mu_k <= A (1 + R + ... + R^(K-1)) <= A K R^(K-1) (where such inequalities form a cycle, L is
+/// flat along the direction that raises the cycle's prices together, and lowering them keeps the
+/// minimum). The unit tests check that L reaches the LP's value (HiGHS) on 500 random problems,
+/// forced jobs included. (A cap of twice the largest value per unit of the type plus 1 holds for
+/// optional jobs only: a forced job whose other choice takes 8 times the units holds the minimum
+/// beyond it, and L above the LP's value, on random instances of the unit tests.)
 fn price_cap(classes: &[Class], k: usize) -> f64 {
     let placed = || {
         classes
@@ -275,13 +274,12 @@ struct Descent {
 
 impl Descent {
     /// The first of `candidates` (multipliers and their L, in order of preference) where L's
-    /// rounding cannot reach the DP's tolerance, else the multipliers 0 and L(0), whose terms
-    /// are the values themselves and do not cancel. Where
-    /// one job's values are 10^200 times another's, the descent's prices are as large as the
-    /// first and L(mu) = mu . C + sum (v - mu u) loses the small values to cancellation (a
-    /// bound of -3.7e224 on a round whose optimum is 1, which the DP then took as exact:
-    /// `fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240`). Any mu >= 0 bounds the
-    /// optimum (Lemma 1), so 0 is always exact, only weaker.
+    /// rounding cannot reach the DP's tolerance, else the multipliers 0 and L(0), whose terms are
+    /// the values themselves and do not cancel. Where one job's values are 10^200 times another's,
+    /// the descent's prices are as large as the first and L(mu) = mu . C + sum (v - mu u) loses the
+    /// small values to cancellation (a bound of -3.7e224 on a round whose optimum is 1, which the
+    /// DP then took as exact: `fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240`). Any mu >= 0
+    /// bounds the optimum (Lemma 1), so 0 is always exact, only weaker.
     fn trusted(&self, candidates: Vec<(Vec<f64>, f64)>) -> (Vec<f64>, f64) {
         let terms = (self.flat.k + self.flat.count.len() + 3) as f64;
         for (mu, value) in candidates {
