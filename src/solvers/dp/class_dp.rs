@@ -553,6 +553,280 @@ fn fitting(
     (lo <= hi).then_some((lo as u64, hi as u64))
 }
 
+/// The states of a layer, or the sub-states of a choice step, as parallel vectors: per state
+/// its units on each type that can bind (`k` each), its value, its key and how many jobs of
+/// the current class it placed so far.
+struct Layer {
+    units: Vec<u64>,
+    values: Vec<f64>,
+    keys: Vec<u128>,
+    placed: Vec<u64>,
+}
+
+/// The sub-states a choice step makes: the layer being built, indexed by (key, jobs of the
+/// class placed), and the back pointers of each to its parent.
+struct NextLayer {
+    index: StepIndex,
+    layer: Layer,
+    step: Step,
+}
+
+impl NextLayer {
+    /// An empty step for about `capacity` sub-states of `k` types, keys below `keys` and
+    /// counts up to `n`.
+    fn new(capacity: usize, keys: u128, n: u64, k: usize) -> NextLayer {
+        NextLayer {
+            index: StepIndex::new(capacity, keys, n),
+            layer: Layer {
+                units: Vec::with_capacity(capacity * k),
+                values: Vec::with_capacity(capacity),
+                keys: Vec::with_capacity(capacity),
+                placed: Vec::with_capacity(capacity),
+            },
+            step: Step {
+                parent: Vec::with_capacity(capacity),
+                count: Vec::with_capacity(capacity),
+            },
+        }
+    }
+
+    /// The sub-states made so far.
+    fn len(&self) -> usize {
+        self.layer.values.len()
+    }
+
+    /// A new sub-state: `placed` jobs of the class placed, `units`, `value`, from the parent
+    /// state `parent` with `count` jobs on the step's choice.
+    #[inline(always)]
+    fn push(
+        &mut self,
+        key: u128,
+        placed: u64,
+        units: &[u64],
+        value: f64,
+        parent: usize,
+        count: u64,
+    ) {
+        self.index.insert(key, placed, self.len() as u32);
+        self.layer.units.extend_from_slice(units);
+        self.layer.values.push(value);
+        self.layer.keys.push(key);
+        self.layer.placed.push(placed);
+        self.step.parent.push(parent as u32);
+        self.step.count.push(count as u32);
+    }
+
+    /// Makes sub-state `at` the one reached from `parent` with `count` jobs on the step's
+    /// choice, worth `value` (its units are the caller's to set where they differ).
+    #[inline(always)]
+    fn replace(&mut self, at: usize, value: f64, parent: usize, count: u64) {
+        self.layer.values[at] = value;
+        self.step.parent[at] = parent as u32;
+        self.step.count[at] = count as u32;
+    }
+}
+
+/// What every step of one run reads: the states' bounds, the key's stride per type, the key
+/// space and the floor.
+struct Frame<'f> {
+    bounds: &'f StateBounds<'f>,
+    stride: &'f [u128],
+    key_space: u128,
+    floor: f64,
+    /// The types that can bind.
+    k: usize,
+}
+
+impl Frame<'_> {
+    /// Per job on `c`, its type's key cells and their stride (the grain divides every kept
+    /// size of the core, so cells = units / grain * count exactly; a type outside the key
+    /// adds nothing). Made once per step, not with a division per count.
+    fn cells(&self, c: &Choice) -> (u64, u128) {
+        match c.gpu {
+            Some(g) => match c.units.checked_div(self.bounds.sfx.grain[g]) {
+                Some(per) => (per, self.stride[g]),
+                None => (0, 0),
+            },
+            None => (0, 0),
+        }
+    }
+}
+
+/// A core class as a layer of the DP: its kept choices and jobs, and per position q the best
+/// rc at mu and the most units per type of the choices q.. (what the class's jobs not yet
+/// placed can add).
+struct ClassLayer<'c> {
+    /// The layer's index in the core.
+    i: usize,
+    choices: &'c [Choice],
+    n: u64,
+    tail_rc: Vec<f64>,
+    tail_units: Vec<u64>,
+}
+
+impl<'c> ClassLayer<'c> {
+    /// Layer `i`, of a class of `n` jobs with the kept `choices`, over `k` types at prices `mu`.
+    fn new(i: usize, choices: &'c [Choice], n: u64, mu: &[f64], k: usize) -> ClassLayer<'c> {
+        let width = choices.len();
+        let mut tail_rc = vec![f64::NEG_INFINITY; width + 1];
+        let mut tail_units = vec![0u64; (width + 1) * k];
+        for q in (0..width).rev() {
+            tail_rc[q] = tail_rc[q + 1].max(rc(&choices[q], mu));
+            tail_units.copy_within((q + 1) * k..(q + 2) * k, q * k);
+            if let Some(g) = choices[q].gpu {
+                tail_units[q * k + g] = tail_units[q * k + g].max(choices[q].units);
+            }
+        }
+        ClassLayer {
+            i,
+            choices,
+            n,
+            tail_rc,
+            tail_units,
+        }
+    }
+}
+
+/// One choice step of a class: counts of its jobs on the choice `ch`; at the class's last
+/// step the jobs left also go on its last choice `tail` (a best one), so that its sub-states
+/// are whole states.
+struct ChoiceStep<'s> {
+    class: &'s ClassLayer<'s>,
+    q: usize,
+    ch: &'s Choice,
+    tail: &'s Choice,
+    last: bool,
+    /// [`Frame::cells`] of `ch` and of `tail`.
+    ch_cells: (u64, u128),
+    tail_cells: (u64, u128),
+}
+
+impl<'s> ChoiceStep<'s> {
+    /// Step `q` of `class`.
+    fn new(frame: &Frame, class: &'s ClassLayer<'s>, q: usize) -> ChoiceStep<'s> {
+        let width = class.choices.len();
+        let (ch, tail) = (&class.choices[q], &class.choices[width - 1]);
+        ChoiceStep {
+            class,
+            q,
+            ch,
+            tail,
+            last: q + 2 == width,
+            ch_cells: frame.cells(ch),
+            tail_cells: frame.cells(tail),
+        }
+    }
+}
+
+/// The sub-states one parent state makes in a choice step: `cnt` of the `left` jobs of the
+/// class not yet placed on the step's choice (and, at the last step, the others on its tail).
+struct Moves<'m> {
+    frame: &'m Frame<'m>,
+    step: &'m ChoiceStep<'m>,
+    /// The parent's index, units, key and value.
+    parent: usize,
+    used: &'m [u64],
+    key: u128,
+    value: f64,
+    left: u64,
+}
+
+impl Moves<'_> {
+    /// The units of the sub-state with `cnt` jobs on the choice, into `row`.
+    #[inline(always)]
+    fn units(&self, cnt: u64, row: &mut [u64]) {
+        let step = self.step;
+        row.copy_from_slice(self.used);
+        if let Some(g) = step.ch.gpu {
+            row[g] += step.ch.units * cnt;
+        }
+        if step.last
+            && let Some(g) = step.tail.gpu
+        {
+            row[g] += step.tail.units * (self.left - cnt);
+        }
+    }
+
+    /// Its key and value (without its units or bounds: the dominance check asks for these
+    /// first).
+    #[inline(always)]
+    fn key_value(&self, cnt: u64) -> (u128, f64) {
+        let step = self.step;
+        let mut key = self.key + u128::from(step.ch_cells.0 * cnt) * step.ch_cells.1;
+        let mut v = self.value + step.ch.value * cnt as f64;
+        if step.last {
+            key += u128::from(step.tail_cells.0 * (self.left - cnt)) * step.tail_cells.1;
+            v += step.tail.value * (self.left - cnt) as f64;
+        }
+        (key, v)
+    }
+
+    /// The class's other jobs, before its last step: they take at best the tail's rc and at
+    /// most its units per type, at prices mu.
+    #[inline(always)]
+    fn rest(&self, cnt: u64) -> Rest<'_> {
+        let (class, q, k) = (self.step.class, self.step.q, self.frame.k);
+        Rest {
+            jobs: self.left - cnt,
+            rc: class.tail_rc[q + 1],
+            units: &class.tail_units[(q + 1) * k..(q + 2) * k],
+        }
+    }
+
+    /// The sub-state with `cnt` jobs on the choice: its units (in `row`), key, value (`at`,
+    /// when the caller has them already) and the probes' bound, down to `cut`
+    /// ([`StateBounds::probe_bound`]).
+    #[inline(always)]
+    fn eval(
+        &self,
+        cnt: u64,
+        at: Option<(u128, f64)>,
+        row: &mut [u64],
+        cut: f64,
+    ) -> (u128, f64, f64) {
+        self.units(cnt, row);
+        let (key, v) = at.unwrap_or_else(|| self.key_value(cnt));
+        let (bounds, i) = (self.frame.bounds, self.step.class.i);
+        let p = if self.step.last {
+            bounds.probe_bound(v, row, i + 1, None, cut)
+        } else {
+            bounds.probe_bound(v, row, i + 1, Some(self.rest(cnt)), cut)
+        };
+        (key, v, p)
+    }
+
+    /// The type tables' bound of the sub-state with `cnt` jobs on the choice, worth `v`,
+    /// with the units `row`.
+    #[inline(always)]
+    fn table_bound(&self, cnt: u64, v: f64, row: &[u64]) -> f64 {
+        let (bounds, i) = (self.frame.bounds, self.step.class.i);
+        if self.step.last {
+            bounds.table_bound(v, row, i + 1, None)
+        } else {
+            bounds.table_bound(v, row, i + 1, Some(self.rest(cnt)))
+        }
+    }
+}
+
+/// The scratch of a run's walks over the counts.
+struct Work {
+    /// Counts evaluated, for the time limit's checks.
+    evaluated: u64,
+    /// The units of the count at hand.
+    row: Vec<u64>,
+    /// Where the last search for a count above the floor ended ([`above`]), per step.
+    hint: u64,
+}
+
+/// Whether a walk over the counts goes on past a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    On,
+    /// The count's probe bound is below the floor: by concavity so are those past it on its
+    /// side.
+    Ended,
+}
+
 impl ClassDp<'_> {
     /// The best completion of the core classes `core` (in layer order) worth at least `floor`
     /// with `base` the value of the fixed classes and `residual` the capacity they leave, or
@@ -564,312 +838,317 @@ impl ClassDp<'_> {
         base: f64,
         floor: f64,
     ) -> Result<Option<Found>, SolveError> {
-        let mu = &self.probes[0];
         let Some(sfx) = Suffix::new(self.classes, self.kept, core, self.probes, residual) else {
             return Ok(None);
         };
         let (k, m) = (sfx.k, core.len());
         let (stride, key_space) = sfx.strides()?;
-        let owned = if self.prebuilt.is_none() && self.tables > 0 {
-            TypeTables::new(
-                self.classes,
-                self.kept,
-                core,
-                &sfx,
-                mu,
-                2,
-                self.tables,
-                table_cells(self.max_states),
-            )
-        } else {
-            None
-        };
+        let owned = self.own_tables(core, &sfx);
         let bounds = StateBounds {
             probes: self.probes,
             sfx,
             tables: self.prebuilt.or(owned.as_ref()),
         };
-        let sfx = &bounds.sfx;
-
-        let mut units: Vec<u64> = vec![0; k];
-        let mut values: Vec<f64> = vec![base];
-        let mut keys: Vec<u128> = vec![0];
-        let root = bounds.bound(base, &units, 0, None);
+        let frame = Frame {
+            bounds: &bounds,
+            stride: &stride,
+            key_space,
+            floor,
+            k,
+        };
+        let mut layer = Layer {
+            units: vec![0; k],
+            values: vec![base],
+            keys: vec![0],
+            placed: Vec::new(),
+        };
+        let root = bounds.bound(base, &layer.units, 0, None);
         if root < floor {
             self.dropped = self.dropped.max(root);
             return Ok(None);
         }
         // Per class, per choice step: each sub-state's parent and the count that made it.
         let mut trail: Vec<Vec<Step>> = Vec::with_capacity(m);
-        // Counts evaluated, for the time limit's checks.
-        let mut evaluated = 0u64;
-        let mut row = vec![0u64; k];
+        let mut work = Work {
+            evaluated: 0,
+            row: vec![0u64; k],
+            hint: 0,
+        };
+        let (classes, kept, mu) = (self.classes, self.kept, &self.probes[0]);
         for (i, &c) in core.iter().enumerate() {
             if past(self.deadline) {
                 return Err(out_of_time());
             }
-            let cs = &self.kept[c];
-            let width = cs.len();
-            let n = self.classes[c].jobs.len() as u64;
-            // Per position q: the best rc at mu and the most units per type of choices q.. .
-            let mut tail_rc = vec![f64::NEG_INFINITY; width + 1];
-            let mut tail_units = vec![0u64; (width + 1) * k];
-            for q in (0..width).rev() {
-                tail_rc[q] = tail_rc[q + 1].max(rc(&cs[q], mu));
-                tail_units.copy_within((q + 1) * k..(q + 2) * k, q * k);
-                if let Some(g) = cs[q].gpu {
-                    tail_units[q * k + g] = tail_units[q * k + g].max(cs[q].units);
-                }
-            }
-            // The class's jobs are counted choice by choice: a sub-state is (units, jobs of the
-            // class placed so far), deduplicated like states, so a class of n jobs with w kept
-            // choices costs O(w * states * n), never the O(n^(w-1)) count vectors.
-            let mut placed: Vec<u64> = vec![0; values.len()];
-            let mut steps: Vec<Step> = Vec::with_capacity(width - 1);
-            let tail = &cs[width - 1];
-            // One step per choice but the last: the last step also puts the jobs left on the
-            // last choice (a best one), so that its sub-states are whole states, bounded by
-            // every probe and the tables.
-            for (q, ch) in cs[..width - 1].iter().enumerate() {
-                let last = q + 2 == width;
-                let guess = values.len() * 2;
-                let mut index = StepIndex::new(guess, key_space, n);
-                let mut n_units: Vec<u64> = Vec::with_capacity(guess * k);
-                let mut n_values: Vec<f64> = Vec::with_capacity(guess);
-                let mut n_keys: Vec<u128> = Vec::with_capacity(guess);
-                let mut n_placed: Vec<u64> = Vec::with_capacity(guess);
-                let mut step = Step {
-                    parent: Vec::with_capacity(guess),
-                    count: Vec::with_capacity(guess),
-                };
-                // Per job on `ch` (and on `tail`), its type's key cells and their stride (the
-                // grain divides every kept size of the core, so cells = units / grain * count
-                // exactly; a type outside the key adds nothing). Made once per step, not with
-                // a division per count.
-                let cells = |c: &Choice| -> (u64, u128) {
-                    match c.gpu {
-                        Some(g) => match c.units.checked_div(sfx.grain[g]) {
-                            Some(per) => (per, stride[g]),
-                            None => (0, 0),
-                        },
-                        None => (0, 0),
-                    }
-                };
-                let (ch_cells, tail_cells) = (cells(ch), cells(tail));
-                // Where the last search for a count above the floor ended (`above`).
-                let mut hint = 0u64;
-                for s in 0..values.len() {
-                    let left = n - placed[s];
-                    let used = &units[s * k..(s + 1) * k];
-                    let Some((a, b)) = fitting(used, &sfx.residual, left, ch, last.then_some(tail))
-                    else {
-                        continue;
-                    };
-                    // The units of the sub-state with `cnt` jobs on `ch`.
-                    let units_of = |cnt: u64, row: &mut [u64]| {
-                        row.copy_from_slice(used);
-                        if let Some(g) = ch.gpu {
-                            row[g] += ch.units * cnt;
-                        }
-                        if last && let Some(g) = tail.gpu {
-                            row[g] += tail.units * (left - cnt);
-                        }
-                    };
-                    // Its key and value (without its units or bounds: the dominance check below
-                    // asks for these first).
-                    let key_value = |cnt: u64| -> (u128, f64) {
-                        let mut key = keys[s] + u128::from(ch_cells.0 * cnt) * ch_cells.1;
-                        let mut v = values[s] + ch.value * cnt as f64;
-                        if last {
-                            key += u128::from(tail_cells.0 * (left - cnt)) * tail_cells.1;
-                            v += tail.value * (left - cnt) as f64;
-                        }
-                        (key, v)
-                    };
-                    // The sub-state with `cnt` jobs on `ch`: its units (in `row`), key, value
-                    // (`at`, when the caller has them already) and the probes' bound.
-                    let eval = |cnt: u64,
-                                at: Option<(u128, f64)>,
-                                row: &mut [u64],
-                                cut: f64|
-                     -> (u128, f64, f64) {
-                        units_of(cnt, row);
-                        let (key, v) = at.unwrap_or_else(|| key_value(cnt));
-                        let p = if last {
-                            bounds.probe_bound(v, row, i + 1, None, cut)
-                        } else {
-                            // The class's other jobs take at best the tail's rc and at most
-                            // its units per type, at prices mu.
-                            let rest = Rest {
-                                jobs: left - cnt,
-                                rc: tail_rc[q + 1],
-                                units: &tail_units[(q + 1) * k..(q + 2) * k],
-                            };
-                            bounds.probe_bound(v, row, i + 1, Some(rest), cut)
-                        };
-                        (key, v, p)
-                    };
-                    // The probes' bound is concave in cnt (StateBounds::probe_bound), so the counts
-                    // it keeps above the floor form an interval: for a long range, find a
-                    // count in it (`above`), then walk out both ways until the bound drops
-                    // below; a short range is scanned. The walk and the scan only ask whether
-                    // a count's bound reaches the floor (`cut`).
-                    let (start, scan) = if b - a < SCAN_COUNTS {
-                        (a, true)
-                    } else {
-                        match above(a, b, hint, floor, |c| {
-                            eval(c, None, &mut row, f64::NEG_INFINITY).2
-                        }) {
-                            Ok(start) => {
-                                hint = start;
-                                (start, false)
-                            }
-                            Err((most, at)) => {
-                                hint = at;
-                                self.dropped = self.dropped.max(most);
-                                continue;
-                            }
-                        }
-                    };
-                    // Up from `start`, then down from `start - 1`. The walk up ends at once
-                    // (`up_done`): skipping its remaining counts one by one instead was a sixth
-                    // of a 10,000-job round's solve, whose classes have hundreds of jobs.
-                    let mut up = start..=b;
-                    let mut up_done = false;
-                    let mut down = (a..start).rev();
-                    loop {
-                        evaluated += 1;
-                        if evaluated.is_multiple_of(DEADLINE_EVERY) && past(self.deadline) {
-                            self.states += n_values.len() as u64;
-                            return Err(out_of_time());
-                        }
-                        let next_up = if up_done { None } else { up.next() };
-                        let (cnt, rising) = match next_up {
-                            Some(c) => (c, true),
-                            None => match down.next() {
-                                Some(c) => (c, false),
-                                None => break,
-                            },
-                        };
-                        // A sub-state already made with at least this value (the same key: the
-                        // same units on every type that can bind) dominates this one: skip it
-                        // before its bounds, which cost most of a step. Sub-states of a class of
-                        // many jobs meet this way again and again (measured on a priced round
-                        // of the 10,000-job Gavel mix: 8.5 M of 8.9 M counts, 400,000 states).
-                        // Every completion of the skipped one is worth at most one of the kept
-                        // one, which is reached or dropped with its bound, so `dropped` stays an
-                        // upper bound of what the run did not reach. The walk goes on past it:
-                        // its bound is not known, and the next count evaluated tells.
-                        let (key, v) = key_value(cnt);
-                        let rest = if last { 0 } else { left - cnt };
-                        // Nothing enters the index until this count is kept, so this lookup
-                        // also serves the insertion below (one lookup a count: they are most
-                        // of a priced 10,000-job round's cache misses).
-                        let found = index.get(key, n - rest);
-                        if let Some(at) = found {
-                            let at = at as usize;
-                            if n_values[at] >= v {
-                                continue;
-                            }
-                            // Worth more with the same units on every type (the types that
-                            // cannot bind are outside the key): each of its bounds is the kept
-                            // one's with a larger value, which reached the floor, so it replaces
-                            // the kept one without them (half the counts of that round).
-                            units_of(cnt, &mut row);
-                            if row == n_units[at * k..(at + 1) * k] {
-                                n_values[at] = v;
-                                step.parent[at] = s as u32;
-                                step.count[at] = cnt as u32;
-                                continue;
-                            }
-                        }
-                        let (key, v, p) = eval(cnt, Some((key, v)), &mut row, floor);
-                        if p < floor {
-                            self.dropped = self.dropped.max(p);
-                            if scan {
-                                continue;
-                            }
-                            if rising {
-                                up_done = true;
-                                continue;
-                            }
-                            break;
-                        }
-                        let rest = if last { 0 } else { left - cnt };
-                        let t = if last {
-                            bounds.table_bound(v, &row, i + 1, None)
-                        } else {
-                            let r = Rest {
-                                jobs: rest,
-                                rc: tail_rc[q + 1],
-                                units: &tail_units[(q + 1) * k..(q + 2) * k],
-                            };
-                            bounds.table_bound(v, &row, i + 1, Some(r))
-                        };
-                        let score = p.min(t);
-                        if score < floor {
-                            self.dropped = self.dropped.max(score);
-                            continue;
-                        }
-                        match found {
-                            Some(at) => {
-                                // Dominance: the larger value wins, a tie keeps the first.
-                                let at = at as usize;
-                                if v > n_values[at] {
-                                    n_units[at * k..(at + 1) * k].copy_from_slice(&row);
-                                    n_values[at] = v;
-                                    step.parent[at] = s as u32;
-                                    step.count[at] = cnt as u32;
-                                }
-                            }
-                            None => {
-                                if n_values.len() >= self.max_states {
-                                    return Err(SolveError::TooLarge {
-                                        solver: "dp",
-                                        what: "states in one layer",
-                                        needed: n_values.len() as u128 + 1,
-                                        limit: self.max_states as u128,
-                                        hint: "raise the limit or use --solver ilp",
-                                    });
-                                }
-                                // The run's limit, checked as the step grows (after it, a step
-                                // of a plain run on a priced 10,000-job round had made 2.1 M
-                                // states, 3 s, past a limit of 250,000): the back pointers of
-                                // every step stay in memory, and the time of the solve grows
-                                // with its states.
-                                if self.states + n_values.len() as u64 >= self.limit {
-                                    self.states += n_values.len() as u64 + 1;
-                                    return Err(SolveError::TooLarge {
-                                        solver: "dp",
-                                        what: "states over all gap-deepening runs",
-                                        needed: u128::from(self.spent + self.states),
-                                        limit: u128::from(self.spent + self.limit),
-                                        hint: "raise the limit or use --solver ilp",
-                                    });
-                                }
-                                index.insert(key, n - rest, n_values.len() as u32);
-                                n_units.extend_from_slice(&row);
-                                n_values.push(v);
-                                n_keys.push(key);
-                                n_placed.push(n - rest);
-                                step.parent.push(s as u32);
-                                step.count.push(cnt as u32);
-                            }
-                        }
-                    }
-                }
-                self.states += n_values.len() as u64;
-                if n_values.is_empty() {
-                    return Ok(None);
-                }
-                units = n_units;
-                values = n_values;
-                keys = n_keys;
-                placed = n_placed;
-                steps.push(step);
-            }
+            let class = ClassLayer::new(i, &kept[c], classes[c].jobs.len() as u64, mu, k);
+            let Some(steps) = self.class_steps(&frame, &class, &mut layer, &mut work)? else {
+                return Ok(None);
+            };
             trail.push(steps);
         }
+        Ok(Some(self.completion(core, &layer.values, &trail)))
+    }
+
+    /// The run's own type tables for `core` with the suffix `sfx`, where the caller built none
+    /// and the run has a work budget for them.
+    fn own_tables(&self, core: &[usize], sfx: &Suffix) -> Option<TypeTables> {
+        if self.prebuilt.is_none() && self.tables > 0 {
+            TypeTables::new(
+                self.classes,
+                self.kept,
+                core,
+                sfx,
+                &self.probes[0],
+                2,
+                self.tables,
+                table_cells(self.max_states),
+            )
+        } else {
+            None
+        }
+    }
+
+    /// The layer of `class`: the states of `layer` move to the next layer, and the back
+    /// pointers of its choice steps are returned (`None` when a step keeps no state).
+    ///
+    /// The class's jobs are counted choice by choice: a sub-state is (units, jobs of the class
+    /// placed so far), deduplicated like states, so a class of n jobs with w kept choices
+    /// costs O(w * states * n), never the O(n^(w-1)) count vectors. One step per choice but
+    /// the last: the last step also puts the jobs left on the last choice (a best one), so
+    /// that its sub-states are whole states, bounded by every probe and the tables.
+    fn class_steps(
+        &mut self,
+        frame: &Frame,
+        class: &ClassLayer,
+        layer: &mut Layer,
+        work: &mut Work,
+    ) -> Result<Option<Vec<Step>>, SolveError> {
+        layer.placed = vec![0; layer.values.len()];
+        let width = class.choices.len();
+        let mut steps: Vec<Step> = Vec::with_capacity(width - 1);
+        for q in 0..width - 1 {
+            let step = ChoiceStep::new(frame, class, q);
+            let Some((next, back)) = self.choice_step(frame, &step, layer, work)? else {
+                return Ok(None);
+            };
+            *layer = next;
+            steps.push(back);
+        }
+        Ok(Some(steps))
+    }
+
+    /// The sub-states `step` makes from the states of `layer`, with their back pointers
+    /// (`None` when it keeps none).
+    fn choice_step(
+        &mut self,
+        frame: &Frame,
+        step: &ChoiceStep,
+        layer: &Layer,
+        work: &mut Work,
+    ) -> Result<Option<(Layer, Step)>, SolveError> {
+        let guess = layer.values.len() * 2;
+        let mut next = NextLayer::new(guess, frame.key_space, step.class.n, frame.k);
+        work.hint = 0;
+        for s in 0..layer.values.len() {
+            self.expand(frame, step, layer, s, &mut next, work)?;
+        }
+        self.states += next.len() as u64;
+        if next.len() == 0 {
+            return Ok(None);
+        }
+        Ok(Some((next.layer, next.step)))
+    }
+
+    /// The sub-states of state `s` of `layer` in `step`, added to `next`.
+    ///
+    /// The probes' bound is concave in the count (StateBounds::probe_bound), so the counts it
+    /// keeps above the floor form an interval: for a long range, find a count in it
+    /// ([`above`]), then walk out both ways until the bound drops below; a short range is
+    /// scanned. The walk and the scan only ask whether a count's bound reaches the floor
+    /// (`cut`).
+    #[inline]
+    fn expand(
+        &mut self,
+        frame: &Frame,
+        step: &ChoiceStep,
+        layer: &Layer,
+        s: usize,
+        next: &mut NextLayer,
+        work: &mut Work,
+    ) -> Result<(), SolveError> {
+        let k = frame.k;
+        let left = step.class.n - layer.placed[s];
+        let used = &layer.units[s * k..(s + 1) * k];
+        let residual = &frame.bounds.sfx.residual;
+        let Some((a, b)) = fitting(
+            used,
+            residual,
+            left,
+            step.ch,
+            step.last.then_some(step.tail),
+        ) else {
+            return Ok(());
+        };
+        let moves = Moves {
+            frame,
+            step,
+            parent: s,
+            used,
+            key: layer.keys[s],
+            value: layer.values[s],
+            left,
+        };
+        let (start, scan) = if b - a < SCAN_COUNTS {
+            (a, true)
+        } else {
+            match above(a, b, work.hint, frame.floor, |c| {
+                moves.eval(c, None, &mut work.row, f64::NEG_INFINITY).2
+            }) {
+                Ok(start) => {
+                    work.hint = start;
+                    (start, false)
+                }
+                Err((most, at)) => {
+                    work.hint = at;
+                    self.dropped = self.dropped.max(most);
+                    return Ok(());
+                }
+            }
+        };
+        // Up from `start`, then down from `start - 1`. The walk up ends at once
+        // (`up_done`): skipping its remaining counts one by one instead was a sixth
+        // of a 10,000-job round's solve, whose classes have hundreds of jobs.
+        let mut up = start..=b;
+        let mut up_done = false;
+        let mut down = (a..start).rev();
+        loop {
+            work.evaluated += 1;
+            if work.evaluated.is_multiple_of(DEADLINE_EVERY) && past(self.deadline) {
+                self.states += next.len() as u64;
+                return Err(out_of_time());
+            }
+            let next_up = if up_done { None } else { up.next() };
+            let (cnt, rising) = match next_up {
+                Some(c) => (c, true),
+                None => match down.next() {
+                    Some(c) => (c, false),
+                    None => break,
+                },
+            };
+            if self.offer(&moves, next, cnt, &mut work.row)? == Walk::Ended {
+                if scan {
+                    continue;
+                }
+                if rising {
+                    up_done = true;
+                    continue;
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sub-state with `cnt` jobs on the step's choice, offered to `next` (with `row` as
+    /// scratch for its units): kept where no sub-state of the same key dominates it and its
+    /// bound reaches the floor.
+    #[inline(always)]
+    fn offer(
+        &mut self,
+        moves: &Moves,
+        next: &mut NextLayer,
+        cnt: u64,
+        row: &mut [u64],
+    ) -> Result<Walk, SolveError> {
+        let (k, floor, n) = (moves.frame.k, moves.frame.floor, moves.step.class.n);
+        // A sub-state already made with at least this value (the same key: the same units on
+        // every type that can bind) dominates this one: skip it before its bounds, which cost
+        // most of a step. Sub-states of a class of many jobs meet this way again and again
+        // (measured on a priced round of the 10,000-job Gavel mix: 8.5 M of 8.9 M counts,
+        // 400,000 states). Every completion of the skipped one is worth at most one of the
+        // kept one, which is reached or dropped with its bound, so `dropped` stays an upper
+        // bound of what the run did not reach. The walk goes on past it: its bound is not
+        // known, and the next count evaluated tells.
+        let (key, v) = moves.key_value(cnt);
+        let rest = if moves.step.last { 0 } else { moves.left - cnt };
+        // Nothing enters the index until this count is kept, so this lookup also serves the
+        // insertion below (one lookup a count: they are most of a priced 10,000-job round's
+        // cache misses).
+        let found = next.index.get(key, n - rest);
+        if let Some(at) = found {
+            let at = at as usize;
+            if next.layer.values[at] >= v {
+                return Ok(Walk::On);
+            }
+            // Worth more with the same units on every type (the types that cannot bind are
+            // outside the key): each of its bounds is the kept one's with a larger value,
+            // which reached the floor, so it replaces the kept one without them (half the
+            // counts of that round).
+            moves.units(cnt, row);
+            if *row == next.layer.units[at * k..(at + 1) * k] {
+                next.replace(at, v, moves.parent, cnt);
+                return Ok(Walk::On);
+            }
+        }
+        let (key, v, p) = moves.eval(cnt, Some((key, v)), row, floor);
+        if p < floor {
+            self.dropped = self.dropped.max(p);
+            return Ok(Walk::Ended);
+        }
+        let score = p.min(moves.table_bound(cnt, v, row));
+        if score < floor {
+            self.dropped = self.dropped.max(score);
+            return Ok(Walk::On);
+        }
+        match found {
+            Some(at) => {
+                // Dominance: the larger value wins, a tie keeps the first.
+                let at = at as usize;
+                if v > next.layer.values[at] {
+                    next.layer.units[at * k..(at + 1) * k].copy_from_slice(row);
+                    next.replace(at, v, moves.parent, cnt);
+                }
+            }
+            None => {
+                self.make_room(next.len())?;
+                next.push(key, n - rest, row, v, moves.parent, cnt);
+            }
+        }
+        Ok(Walk::On)
+    }
+
+    /// Room for one more sub-state in a step that has `made`: within the layer limit
+    /// (`max_states`) and the run's limit, else the refusal.
+    #[inline(always)]
+    fn make_room(&mut self, made: usize) -> Result<(), SolveError> {
+        if made >= self.max_states {
+            return Err(SolveError::TooLarge {
+                solver: "dp",
+                what: "states in one layer",
+                needed: made as u128 + 1,
+                limit: self.max_states as u128,
+                hint: "raise the limit or use --solver ilp",
+            });
+        }
+        // The run's limit, checked as the step grows (after it, a step of a plain run on a
+        // priced 10,000-job round had made 2.1 M states, 3 s, past a limit of 250,000): the
+        // back pointers of every step stay in memory, and the time of the solve grows with
+        // its states.
+        if self.states + made as u64 >= self.limit {
+            self.states += made as u64 + 1;
+            return Err(SolveError::TooLarge {
+                solver: "dp",
+                what: "states over all gap-deepening runs",
+                needed: u128::from(self.spent + self.states),
+                limit: u128::from(self.spent + self.limit),
+                hint: "raise the limit or use --solver ilp",
+            });
+        }
+        Ok(())
+    }
+
+    /// The best state of the last layer (`values`; ties: the first) and, per core class, the
+    /// counts of its kept choices that lead to it, followed back through `trail`.
+    fn completion(&self, core: &[usize], values: &[f64], trail: &[Vec<Step>]) -> Found {
         let mut best = 0usize;
         for (s, &v) in values.iter().enumerate() {
             if v > values[best] {
@@ -877,7 +1156,7 @@ impl ClassDp<'_> {
             }
         }
         let total = values[best];
-        let mut picks: Vec<Vec<u32>> = vec![Vec::new(); m];
+        let mut picks: Vec<Vec<u32>> = vec![Vec::new(); core.len()];
         let mut s = best;
         for (i, steps) in trail.iter().enumerate().rev() {
             // The last choice took the jobs the steps left.
@@ -890,7 +1169,7 @@ impl ClassDp<'_> {
             counts[steps.len()] = n - counts.iter().sum::<u32>();
             picks[i] = counts;
         }
-        Ok(Some((total, picks)))
+        (total, picks)
     }
 }
 
