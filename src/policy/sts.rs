@@ -61,9 +61,9 @@
 //! that the pairing step matched there gets only its half slot, beside its partner, and no whole
 //! GPU of that type: the weights would give a young job a whole V100 and leave its pair's extra
 //! work undone while more jobs wait than run. Measured with `v100` under the drained overload
-//! (8 jobs/h): a lower JCT on 17 seeds of 20, a shorter makespan on 16, but a makespan longer
-//! than gavel-mmf-ss's on one seed more (docs/simulation.md, "Matched jobs share the V100s when
-//! crowded").
+//! (8 jobs/h, seeds 0-19): the mean JCT 1.0% lower (lower on 16 seeds), the mean makespan 3.8%
+//! longer, and longer than gavel-mmf-ss's on 4 seeds, none with it off (docs/simulation.md,
+//! "Matched jobs share the V100s when crowded").
 //!
 //! **Attained service when crowded** ([`StsOptions::crowding`], 1.5 by default). The
 //! attained-service weights ([`Weights::Attained`]) apply only in rounds where the active jobs

@@ -115,8 +115,8 @@ pub struct SimulateArgs {
     sts_pairing_types: String,
     /// GPU types on which, in crowded rounds (where sts's attained-service weights apply), a
     /// single-GPU job matched by the pairing step gets only its half slot beside its partner,
-    /// no whole GPU of that type: TYPE,... or `none` (the default). `v100` is the measured
-    /// variant: under the drained overload (8 jobs/h) a lower JCT on 17 seeds of 20
+    /// no whole GPU of that type: TYPE,... or `none` (the default). `v100` under the drained
+    /// overload (8 jobs/h): a 1.0% lower mean JCT for a 3.8% longer mean makespan
     /// (docs/simulation.md, "Matched jobs share the V100s when crowded").
     #[arg(long, value_name = "TYPE,...|none", default_value = "none")]
     sts_crowded_sharing: String,

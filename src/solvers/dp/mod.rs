@@ -192,12 +192,11 @@ pub struct Dp {
     /// ([`DenseDp`]) has cells (its grid of unit vectors times the jobs), and at least 100,000,
     /// or where the budget or the layer limit stops the runs first (and the forced jobs'
     /// certificate of infeasibility, tried first there, does not hold), the dense DP finishes
-    /// the solve if it fits
-    /// the memory of a full layer of states (docs/solver.md step 5, "The dense finish"); the
-    /// solution then carries the stat `dense_cells`. On by default (`true`): a round that is
-    /// small for the dense DP is then answered, its runs costing about as much as the dense DP
-    /// (measured on one round), where without it the runs could be refused. `false` keeps the solve to its runs. Either gives
-    /// the optimum or an error.
+    /// the solve if it fits the memory of a full layer of states (docs/solver.md step 5, "The
+    /// dense finish"); the solution then carries the stat `dense_cells`. On by default
+    /// (`true`): a round that is small for the dense DP is then answered, its runs costing
+    /// about as much as the dense DP (measured on one round), where without it the runs could
+    /// be refused. `false` keeps the solve to its runs. Either gives the optimum or an error.
     pub dense_finish: bool,
     /// Wall-time limit of [`Solver::solve_problem`] in seconds (default `None`: no limit;
     /// [`SolverConfig::time_limit`](crate::SolverConfig::time_limit); deriving the round
