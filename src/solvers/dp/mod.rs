@@ -59,6 +59,8 @@ mod incumbent;
 mod lagrangian;
 mod limits;
 mod suffix;
+#[cfg(test)]
+mod switches;
 mod tables;
 #[cfg(test)]
 mod testing;
