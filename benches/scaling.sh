@@ -52,7 +52,7 @@ fi
 if [ "$WHAT" != small ]; then
   "$BIN" gen --gavel --jobs 10000 --count 1000 --seed 1 --out "$OUT/large/gavel-1000x3-10000.json"
   # Gavel-derived rounds at 100,000 jobs on 10,000 GPUs per type: single-GPU jobs and the
-  # issue's mix of 1/2/4/8 workers.
+  # Gavel's mix of 1/2/4/8 workers.
   "$BIN" gen --gavel --jobs 100000 --count 10000 --seed 1 --out "$OUT/large/gavel-10000x3-100000.json"
   "$BIN" gen --gavel --multi --jobs 100000 --count 10000 --seed 1 --name gavel-multi-10000x3-100000 \
     --out "$OUT/large/gavel-multi-10000x3-100000.json"

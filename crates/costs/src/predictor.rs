@@ -1390,7 +1390,7 @@ pub(crate) struct Cold {
 }
 
 /// Partners of the "known from a few partners" training variants: the number of reference
-/// partners the issue asks the predictor to do well with.
+/// partners whose accuracy docs/costs.md sets a target for (a job with 3 reference partners).
 const FEW_PARTNERS: usize = 3;
 
 /// Positions of `n` reference partners among `c` candidates sorted by solo throughput:

@@ -302,7 +302,7 @@ fn holdout_report_is_deterministic_and_counts_pairs() {
     }
 }
 
-/// The bound (MAPE <= 0.12 on held-out pairs) with the shipped settings, on two seeds,
+/// The predictor's target (MAPE <= 0.12 on held-out pairs) with the shipped settings, on two seeds,
 /// and the predictor beats both baselines. About a second in release.
 #[test]
 fn holdout_mape_meets_the_bound() {
