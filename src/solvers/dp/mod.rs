@@ -584,20 +584,10 @@ struct Search<'a> {
     problem: &'a RoundProblem,
     /// When the time limit stops the solve (`None`: no limit).
     until: Option<Instant>,
-    /// The classes, and the multipliers with their Lagrangian bound L (replaced by the
-    /// smoothing's where it is taken).
-    classes: Vec<Class>,
-    mu: Vec<f64>,
-    bound: f64,
-    /// As in [`Opening`]: integral values, the core's order (switched by the order race), the
-    /// incumbent, the bound's seconds, the tolerance, and whether a solution is known to
-    /// exist.
-    integral: bool,
-    order: CoreOrder,
-    best: Option<(f64, Vec<Assignment>)>,
-    seconds_bound: f64,
-    tol: f64,
-    known_feasible: bool,
+    /// What steps 1 to 3 gave, kept up to date: the smoothing replaces the multipliers and their
+    /// bound where it is taken, the runs and the smoothing's greedy the incumbent, the order
+    /// race the core's order.
+    opening: Opening,
     /// Integral values (every choice worth an integer, as in the relaxation's count problem,
     /// docs/rounds.md): every solution is worth an integer, so at most `ceiling`, floor(L) at
     /// first and ceil(F) - 1 after a run with floor F finds nothing; the runs' floors are then
@@ -692,7 +682,7 @@ impl Dp {
         let chosen = loop {
             search.smooth_when_due();
             if search.incumbent_at_ceiling() {
-                break search.best.take().map(|(_, a)| a);
+                break search.opening.best.take().map(|(_, a)| a);
             }
             if past(search.until) {
                 return search.at_limit();
@@ -728,14 +718,14 @@ impl Dp {
             if let Some((total, counts)) = found
                 && total >= run.floor
             {
-                break Some(
-                    layout
-                        .fixed
-                        .assign(&search.classes, problem.jobs.len(), &counts),
-                );
+                break Some(layout.fixed.assign(
+                    &search.opening.classes,
+                    problem.jobs.len(),
+                    &counts,
+                ));
             }
             if run.last {
-                break search.best.take().map(|(_, a)| a);
+                break search.opening.best.take().map(|(_, a)| a);
             }
             // Nothing reached the floor: the optimum is below it, and the gap grows.
             search.prove_below(run.floor);
@@ -761,24 +751,13 @@ impl<'a> Search<'a> {
         opening: Opening,
         until: Option<Instant>,
     ) -> Search<'a> {
-        let Opening {
-            classes,
-            mu,
-            bound,
-            integral,
-            order,
-            best,
-            seconds_bound,
-            tol,
-            known_feasible,
-        } = opening;
-        let ceiling = if integral {
-            (bound + tol).floor()
+        let ceiling = if opening.integral {
+            (opening.bound + opening.tol).floor()
         } else {
             f64::INFINITY
         };
-        let probes = probes(&mu);
-        let widest = widest(&classes, &mu);
+        let probes = probes(&opening.mu);
+        let widest = widest(&opening.classes, &opening.mu);
         let tables = if dp.tables_after_states == 0 {
             Tables::Strongest
         } else if dp.single_tables_after_states == 0 {
@@ -788,7 +767,7 @@ impl<'a> Search<'a> {
         };
         let dense = DenseDp::default().with_max_bytes(dense_bytes(dp.max_states));
         let dense_cells = if dp.dense_finish {
-            grid_cells(&dense, problem, &classes)
+            grid_cells(&dense, problem, &opening.classes)
         } else {
             None
         };
@@ -799,15 +778,6 @@ impl<'a> Search<'a> {
             dp,
             problem,
             until,
-            classes,
-            mu,
-            bound,
-            integral,
-            order,
-            best,
-            seconds_bound,
-            tol,
-            known_feasible,
             ceiling,
             probes,
             widest,
@@ -828,7 +798,7 @@ impl<'a> Search<'a> {
             proven: f64::INFINITY,
             largest_run: 0,
             largest_gap: 0.0,
-            g: FIRST_GAP * bound.abs().max(1.0),
+            g: FIRST_GAP * opening.bound.abs().max(1.0),
             cached: None,
             race: Race::Ready,
             raced: 0,
@@ -836,29 +806,30 @@ impl<'a> Search<'a> {
             core_classes: 0,
             core_jobs: 0,
             last_gap: 0.0,
+            opening,
         }
     }
 
     /// The incumbent's value, if there is one.
     fn incumbent_value(&self) -> Option<f64> {
-        self.best.as_ref().map(|(v, _)| *v)
+        self.opening.best.as_ref().map(|(v, _)| *v)
     }
 
     /// The best bound proven on the optimum: the least of the Lagrangian bound, the ceiling's
     /// integer and the floors of the runs that found nothing.
     fn upper(&self) -> f64 {
-        self.bound.min(self.ceiling).min(self.proven)
+        self.opening.bound.min(self.ceiling).min(self.proven)
     }
 
     /// The stats of the runs made so far, for a solve that stops before its runs end (the
     /// budget, the dense finish or the time limit).
     fn stats_so_far(&self) -> DpStats {
         DpStats {
-            classes: Some(self.classes.len() as u64),
+            classes: Some(self.opening.classes.len() as u64),
             runs: Some(self.runs),
             states: Some(self.states),
-            lagrangian_bound: Some(self.bound),
-            seconds_bound: Some(self.seconds_bound),
+            lagrangian_bound: Some(self.opening.bound),
+            seconds_bound: Some(self.opening.seconds_bound),
             ..DpStats::default()
         }
     }
@@ -866,10 +837,10 @@ impl<'a> Search<'a> {
     /// The slack within which a mu whose L is `l` must be proven a minimizer: half the
     /// tolerance, and for integral values no more than keeps l + tol at the ceiling's integer.
     fn slack_at(&self, l: f64) -> f64 {
-        if self.integral {
-            (0.5 * self.tol).min(l + self.tol - self.ceiling)
+        if self.opening.integral {
+            (0.5 * self.opening.tol).min(l + self.opening.tol - self.ceiling)
         } else {
-            0.5 * self.tol
+            0.5 * self.opening.tol
         }
     }
 
@@ -893,21 +864,28 @@ impl<'a> Search<'a> {
         let triggered =
             !self.smoothed && (due || self.states.saturating_add(self.next_states) >= trigger);
         if triggered && self.smoothing.is_none() {
-            let slack = self.slack_at(self.bound);
-            self.smoothed = proven_minimum(&self.classes, &self.problem.capacity, &self.mu, slack);
+            let slack = self.slack_at(self.opening.bound);
+            self.smoothed = proven_minimum(
+                &self.opening.classes,
+                &self.problem.capacity,
+                &self.opening.mu,
+                slack,
+            );
         }
         if !triggered || self.smoothed {
             return;
         }
         let (better_mu, better_bound) = self.smoothing.take().unwrap_or_else(|| {
-            refined_or_smoothed(&self.classes, self.problem, &self.mu, |l| self.slack_at(l))
+            refined_or_smoothed(&self.opening.classes, self.problem, &self.opening.mu, |l| {
+                self.slack_at(l)
+            })
         });
         let take = if due {
-            better_bound < self.bound - self.tol
-        } else if self.integral {
-            (better_bound + self.tol).floor() < self.ceiling
+            better_bound < self.opening.bound - self.opening.tol
+        } else if self.opening.integral {
+            (better_bound + self.opening.tol).floor() < self.ceiling
         } else {
-            better_bound < self.bound - self.last_run_gap.max(self.tol)
+            better_bound < self.opening.bound - self.last_run_gap.max(self.opening.tol)
         };
         if take {
             self.take_smoothing(better_mu, better_bound);
@@ -924,12 +902,12 @@ impl<'a> Search<'a> {
     /// (tables, growth) is dropped.
     fn take_smoothing(&mut self, mu: Vec<f64>, bound: f64) {
         self.smoothed = true;
-        let floor = self.bound - self.g;
-        self.mu = mu;
-        self.bound = bound;
-        self.g = (self.bound - floor).max(FIRST_GAP * self.bound.abs().max(1.0));
-        self.probes = probes(&self.mu);
-        self.widest = widest(&self.classes, &self.mu);
+        let floor = self.opening.bound - self.g;
+        self.opening.mu = mu;
+        self.opening.bound = bound;
+        self.g = (self.opening.bound - floor).max(FIRST_GAP * self.opening.bound.abs().max(1.0));
+        self.probes = probes(&self.opening.mu);
+        self.widest = widest(&self.opening.classes, &self.opening.mu);
         self.cached = None;
         (self.last_states, self.last_run_gap, self.steepest) = (0, 0.0, 0.0);
         (self.largest_run, self.largest_gap) = (0, 0.0);
@@ -939,19 +917,25 @@ impl<'a> Search<'a> {
         // plain run of 17,264 states and then, its growth unmeasured, a doubled gap (0.0109 ->
         // 0.0217, the optimum's 0.0120) whose run takes 44,542 states: 78,536 in all, against
         // 29,419 with the tables kept (50 -> 17 ms).
-        if self.integral {
-            self.ceiling = self.ceiling.min((self.bound + self.tol).floor());
+        if self.opening.integral {
+            self.ceiling = self
+                .ceiling
+                .min((self.opening.bound + self.opening.tol).floor());
         }
         // A race's second run would run at other multipliers and another gap than the first:
         // the first order runs again, raced anew.
         if let Race::Other(_) = self.race {
-            self.order = self.order.other();
+            self.opening.order = self.opening.order.other();
             self.race = Race::Ready;
         }
-        if let Some(found) = incumbent(self.problem, &self.classes, &self.mu, self.integral)
-            && self.best.as_ref().is_none_or(|(v, _)| found.0 > *v)
+        if let Some(found) = incumbent(
+            self.problem,
+            &self.opening.classes,
+            &self.opening.mu,
+            self.opening.integral,
+        ) && self.opening.best.as_ref().is_none_or(|(v, _)| found.0 > *v)
         {
-            self.best = Some(found);
+            self.opening.best = Some(found);
         }
     }
 
@@ -960,7 +944,7 @@ impl<'a> Search<'a> {
     fn incumbent_at_ceiling(&mut self) -> bool {
         match self.incumbent_value() {
             Some(lb) if lb >= self.ceiling - 0.5 => {
-                self.last_gap = self.bound - lb;
+                self.last_gap = self.opening.bound - lb;
                 self.core_classes = 0;
                 self.core_jobs = 0;
                 true
@@ -972,27 +956,27 @@ impl<'a> Search<'a> {
     /// The next run: its gap and floor, whether it is the last, and its tables' work budget.
     fn next_run(&mut self) -> Run {
         let lb = self.incumbent_value();
-        let incumbent_gap = lb.map_or(f64::INFINITY, |lb| self.bound - lb);
-        if self.integral {
+        let incumbent_gap = lb.map_or(f64::INFINITY, |lb| self.opening.bound - lb);
+        if self.opening.integral {
             // No floor above the ceiling can find anything.
-            self.g = self.g.max(self.bound - self.ceiling);
+            self.g = self.g.max(self.opening.bound - self.ceiling);
         }
-        let last = self.g >= incumbent_gap || self.g > self.widest + self.bound.abs() + 1.0;
+        let last = self.g >= incumbent_gap || self.g > self.widest + self.opening.bound.abs() + 1.0;
         let (gap, floor) = if last {
             (
                 incumbent_gap,
-                lb.map_or(f64::NEG_INFINITY, |lb| lb - self.tol),
+                lb.map_or(f64::NEG_INFINITY, |lb| lb - self.opening.tol),
             )
-        } else if self.integral {
+        } else if self.opening.integral {
             // The integer at or above L - g (at most the ceiling): a floor between two
             // integers finds the same solutions as the integer above it, and costs more.
             // So the first run of a count problem is at the ceiling itself (rounding down,
             // a count problem with L = 4910 and the greedy at 4909 had its first run at
             // 4909, which only the greedy's own value passes).
-            let at = (self.bound - self.g).ceil().min(self.ceiling);
-            (self.bound - at, at - self.tol)
+            let at = (self.opening.bound - self.g).ceil().min(self.ceiling);
+            (self.opening.bound - at, at - self.opening.tol)
         } else {
-            (self.g, self.bound - self.g - self.tol)
+            (self.g, self.opening.bound - self.g - self.opening.tol)
         };
         self.last_gap = gap;
         self.runs += 1;
@@ -1023,12 +1007,12 @@ impl<'a> Search<'a> {
     /// The fixing of step 4 at reduced-cost gap `gap`, in the current order.
     fn fixing_at(&self, gap: f64) -> Fixed {
         fix(
-            &self.classes,
+            &self.opening.classes,
             &self.problem.capacity,
-            &self.mu,
+            &self.opening.mu,
             gap,
-            self.tol,
-            self.order,
+            self.opening.tol,
+            self.opening.order,
         )
     }
 
@@ -1065,7 +1049,12 @@ impl<'a> Search<'a> {
         // Whether a fixing made at `at` keeps the choices of one made at `full`.
         let same_fixing = |at: f64| {
             run.tables == Tables::Single
-                && next_gap(&self.classes, &self.mu, at, self.tol) > full + self.tol
+                && next_gap(
+                    &self.opening.classes,
+                    &self.opening.mu,
+                    at,
+                    self.opening.tol,
+                ) > full + self.opening.tol
         };
         match self.cached.take() {
             Some(kept)
@@ -1115,7 +1104,7 @@ impl<'a> Search<'a> {
             tables,
         };
         let Some(sfx) = Suffix::new(
-            &self.classes,
+            &self.opening.classes,
             &fixed.kept,
             &fixed.core,
             &self.probes,
@@ -1124,7 +1113,7 @@ impl<'a> Search<'a> {
             return Ok(layout(fixed, None));
         };
         if strongest_fit(
-            &self.classes,
+            &self.opening.classes,
             &fixed.kept,
             &fixed.core,
             &sfx,
@@ -1143,11 +1132,11 @@ impl<'a> Search<'a> {
     /// The type tables of `fixed` (with its suffix `sfx`) within `run`'s work budget.
     fn tables_for(&self, run: &Run, fixed: &Fixed, sfx: &Suffix) -> Option<TypeTables> {
         TypeTables::new(
-            &self.classes,
+            &self.opening.classes,
             &fixed.kept,
             &fixed.core,
             sfx,
-            &self.mu,
+            &self.opening.mu,
             run.tables.most(),
             run.table_work,
             self.max_cells,
@@ -1200,7 +1189,7 @@ impl<'a> Search<'a> {
         self.core_jobs = fixed
             .core
             .iter()
-            .map(|&c| self.classes[c].jobs.len() as u64)
+            .map(|&c| self.opening.classes[c].jobs.len() as u64)
             .sum();
         // The states made against the budget so far (the race's stopped runs have their own
         // allowance).
@@ -1217,7 +1206,7 @@ impl<'a> Search<'a> {
         };
         let race_limit = self.race_limit();
         let mut dp = ClassDp {
-            classes: &self.classes,
+            classes: &self.opening.classes,
             kept: &fixed.kept,
             probes: &self.probes,
             max_states: self.dp.max_states,
@@ -1265,7 +1254,7 @@ impl<'a> Search<'a> {
         }
         if stopped && made.race_limit < made.limit && made.states > made.race_limit {
             self.raced += made.states;
-            self.order = self.order.other();
+            self.opening.order = self.opening.order.other();
             self.cached = None;
             self.race = match self.race {
                 Race::Ready => Race::Other(made.race_limit),
@@ -1298,7 +1287,7 @@ impl<'a> Search<'a> {
         // The triggers by this run's order: with the classes that may idle last, the rigid
         // order's runs before the tables are smaller (limits.rs, RIGID_ADAPT_AFTER_STATES).
         let single_after = self.dp.single_tables_after_states;
-        let (adapt_after, single_after) = match self.order {
+        let (adapt_after, single_after) = match self.opening.order {
             CoreOrder::Rigid => (RIGID_ADAPT_AFTER_STATES, single_after / RIGID_SINGLE_SHARE),
             CoreOrder::Units => (ADAPT_AFTER_STATES, single_after),
         };
@@ -1344,10 +1333,10 @@ impl<'a> Search<'a> {
 
     /// A run with floor `floor` found nothing: the optimum is below it (Lemma 3).
     fn prove_below(&mut self, floor: f64) {
-        self.proven = self.proven.min(floor + self.tol);
-        if self.integral {
+        self.proven = self.proven.min(floor + self.opening.tol);
+        if self.opening.integral {
             // Nothing reached floor = k - tol: every solution is worth at most k - 1.
-            self.ceiling = self.ceiling.min((floor + self.tol).round() - 1.0);
+            self.ceiling = self.ceiling.min((floor + self.opening.tol).round() - 1.0);
         }
     }
 
@@ -1436,11 +1425,11 @@ impl<'a> Search<'a> {
         // states each, at gaps 1e-9 to 0.002 of L, before the fixing changed at 0.004).
         let flat = made.states >= growth.adapt_after
             && growth.per_doubling.is_some_and(|d| d < FLAT_GROWTH);
-        let jump = (self.bound - made.dropped).min(next_gap(
-            &self.classes,
-            &self.mu,
+        let jump = (self.opening.bound - made.dropped).min(next_gap(
+            &self.opening.classes,
+            &self.opening.mu,
             layout.gap,
-            self.tol,
+            self.opening.tol,
         ));
         if tables_on || flat || made.dropped == f64::NEG_INFINITY {
             self.g = self.g.max(jump);
@@ -1470,12 +1459,12 @@ impl<'a> Search<'a> {
         let stats = SolveStats::of(SolverDetail::Dp(self.stats_so_far()));
         let answer = stopped_by_limit(
             self.problem,
-            self.best.as_ref(),
+            self.opening.best.as_ref(),
             self.upper(),
             self.dp.time_limit,
             stats,
         );
-        answer.map(|s| (s, warm(self.mu)))
+        answer.map(|s| (s, warm(self.opening.mu)))
     }
 
     /// The dense finish, with the stats of the runs made so far and the multipliers; the time
@@ -1490,14 +1479,14 @@ impl<'a> Search<'a> {
         let answer = match dense_finish(&self.dense, self.problem, stats.clone(), self.until) {
             Err(SolveError::NoSolutionWithinLimit { .. }) => stopped_by_limit(
                 self.problem,
-                self.best.as_ref(),
+                self.opening.best.as_ref(),
                 self.upper(),
                 self.dp.time_limit,
                 stats,
             ),
             answer => answer,
         };
-        answer.map(|s| (s, warm(self.mu)))
+        answer.map(|s| (s, warm(self.opening.mu)))
     }
 
     /// Where the budget or the layer limit stops the runs (`refusal`): the forced jobs'
@@ -1509,7 +1498,7 @@ impl<'a> Search<'a> {
         if past(self.until) {
             return self.at_limit();
         }
-        let feasible = self.known_feasible || self.best.is_some();
+        let feasible = self.opening.known_feasible || self.opening.best.is_some();
         match refused(self.problem, refusal, feasible) {
             Err(SolveError::TooLarge { .. }) if self.dense_cells.is_some() => self.finish_dense(),
             answer => answer,
@@ -1522,22 +1511,22 @@ impl<'a> Search<'a> {
         let solution = match chosen {
             None => Solution::infeasible("dp", self.problem, Infeasibility::of(self.problem)),
             Some(a) => {
-                let (objective, units) = totals(&self.classes, self.problem.types(), &a);
+                let (objective, units) = totals(&self.opening.classes, self.problem.types(), &a);
                 Solution::from_totals("dp", Status::Optimal, a, objective, units)
             }
         };
         let solution = solution.with_stats(SolveStats::of(SolverDetail::Dp(DpStats {
-            classes: Some(self.classes.len() as u64),
+            classes: Some(self.opening.classes.len() as u64),
             core_classes: Some(self.core_classes),
             core_jobs: Some(self.core_jobs),
             runs: Some(self.runs),
             gap_searched: Some(self.last_gap),
             states: Some(self.states),
-            lagrangian_bound: Some(self.bound),
-            seconds_bound: Some(self.seconds_bound),
+            lagrangian_bound: Some(self.opening.bound),
+            seconds_bound: Some(self.opening.seconds_bound),
             ..DpStats::default()
         })));
-        (solution, warm(self.mu))
+        (solution, warm(self.opening.mu))
     }
 }
 
