@@ -1015,7 +1015,7 @@ impl ClassDp<'_> {
             }
         };
         // Up from `start`, then down from `start - 1`. The walk up ends at once
-        // (`up_done`): skipping its remaining counts one by one instead was a sixth
+        // (`up_done`): skipping its remaining counts one by one instead costs a sixth
         // of a 10,000-job round's solve, whose classes have hundreds of jobs.
         let mut up = start..=b;
         let mut up_done = false;
