@@ -232,6 +232,8 @@ struct Totals {
     seconds_off: f64,
     dense_on: usize,
     dense_off: usize,
+    /// Files the default did not answer (refused, or stopped by the time limit), and files
+    /// the switch off refused; a file both refuse counts on both sides.
     refused_on: usize,
     refused_off: usize,
     /// Files the switch off was stopped by the time limit on, or skipped after.
@@ -241,11 +243,14 @@ struct Totals {
 impl Totals {
     /// Adds one file's outcomes: `on` the default's, `off` the switch's (`None`: skipped).
     fn add(&mut self, on: &Option<Outcome>, off: &Option<Outcome>) {
-        match (on, off) {
-            (_, None | Some(Outcome::Capped)) => self.capped += 1,
-            (_, Some(Outcome::Refused(_))) => self.refused_off += 1,
-            (Some(Outcome::Answered { .. }), Some(Outcome::Answered { .. })) => {}
-            _ => self.refused_on += 1,
+        // Each side counted on its own: a file both sides refuse counts on both.
+        match off {
+            None | Some(Outcome::Capped) => self.capped += 1,
+            Some(Outcome::Refused(_)) => self.refused_off += 1,
+            Some(Outcome::Answered { .. }) => {}
+        }
+        if !matches!(on, Some(Outcome::Answered { .. })) {
+            self.refused_on += 1;
         }
         if let (
             Some(Outcome::Answered {
