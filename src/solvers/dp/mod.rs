@@ -821,8 +821,20 @@ impl<'a> Search<'a> {
         self.opening.bound.min(self.ceiling).min(self.proven)
     }
 
+    /// The time limit's answer with `stats`: the incumbent as `feasible` with its gap to
+    /// [`Search::upper`], or optimal where that bound proves it ([`stopped_by_limit`]).
+    fn limit_answer(&self, stats: SolveStats) -> Result<Solution, SolveError> {
+        stopped_by_limit(
+            self.problem,
+            self.opening.best.as_ref(),
+            self.upper(),
+            self.dp.time_limit,
+            stats,
+        )
+    }
+
     /// The stats of the runs made so far, for a solve that stops before its runs end (the
-    /// budget, the dense finish or the time limit).
+    /// budget, the dense finish or the time limit); [`Search::answer`] adds the core's.
     fn stats_so_far(&self) -> DpStats {
         DpStats {
             classes: Some(self.opening.classes.len() as u64),
@@ -1457,13 +1469,7 @@ impl<'a> Search<'a> {
     fn at_limit(mut self) -> Answer {
         self.cached = None;
         let stats = SolveStats::of(SolverDetail::Dp(self.stats_so_far()));
-        let answer = stopped_by_limit(
-            self.problem,
-            self.opening.best.as_ref(),
-            self.upper(),
-            self.dp.time_limit,
-            stats,
-        );
+        let answer = self.limit_answer(stats);
         answer.map(|s| (s, warm(self.opening.mu)))
     }
 
@@ -1477,13 +1483,7 @@ impl<'a> Search<'a> {
             ..self.stats_so_far()
         }));
         let answer = match dense_finish(&self.dense, self.problem, stats.clone(), self.until) {
-            Err(SolveError::NoSolutionWithinLimit { .. }) => stopped_by_limit(
-                self.problem,
-                self.opening.best.as_ref(),
-                self.upper(),
-                self.dp.time_limit,
-                stats,
-            ),
+            Err(SolveError::NoSolutionWithinLimit { .. }) => self.limit_answer(stats),
             answer => answer,
         };
         answer.map(|s| (s, warm(self.opening.mu)))
@@ -1516,15 +1516,10 @@ impl<'a> Search<'a> {
             }
         };
         let solution = solution.with_stats(SolveStats::of(SolverDetail::Dp(DpStats {
-            classes: Some(self.opening.classes.len() as u64),
             core_classes: Some(self.core_classes),
             core_jobs: Some(self.core_jobs),
-            runs: Some(self.runs),
             gap_searched: Some(self.last_gap),
-            states: Some(self.states),
-            lagrangian_bound: Some(self.opening.bound),
-            seconds_bound: Some(self.opening.seconds_bound),
-            ..DpStats::default()
+            ..self.stats_so_far()
         })));
         (solution, warm(self.opening.mu))
     }
