@@ -552,3 +552,67 @@ fn refinement_reaches_the_lp_value_on_the_hard_rounds() {
         );
     }
 }
+
+/// A round of 100,000 classes (one job each, one unit of one type worth 1 + i 10^-6, or idle)
+/// on 10,000 units: the plain sum's rounding bound, 10^5 2^-52 of the magnitude, passes the
+/// DP's tolerance, so the descent's multipliers are trusted through the compensated sum, and
+/// L is the optimum (the 10,000 largest values) up to rounding, far below L(0).
+#[test]
+fn many_classes_keep_their_multipliers() {
+    let n = 100_000usize;
+    let classes: Vec<Class> = (0..n)
+        .map(|i| Class {
+            choices: vec![
+                Choice {
+                    gpu: Some(0),
+                    units: 1,
+                    value: 1.0 + i as f64 * 1e-6,
+                    slot: 0,
+                },
+                Choice {
+                    gpu: None,
+                    units: 0,
+                    value: 0.0,
+                    slot: 0,
+                },
+            ],
+            forced: false,
+            jobs: vec![i],
+        })
+        .collect();
+    let capacity = [n as u64 / 10];
+    let flat = Flat::new(&classes, &capacity);
+    let terms = (1 + n + 3) as f64;
+    let (mu, l) = multipliers(&classes, &capacity);
+    assert!(
+        ROUNDING_PER_TERM * terms * flat.magnitude(&mu) > TOLERANCE * l.abs(),
+        "the plain bound passes: the test does not reach the compensated sum"
+    );
+    assert!(mu[0] > 0.0, "multipliers {mu:?}, L {l}");
+    let optimum: f64 = (n - n / 10..n).map(|i| 1.0 + i as f64 * 1e-6).sum();
+    assert!(
+        (l - optimum).abs() <= 1e-9 * optimum,
+        "L {l}, optimum {optimum}"
+    );
+    let zero = flat.lagrangian(&[0.0]);
+    assert!(l < 0.2 * zero, "L {l}, L(0) {zero}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// The compensated sum agrees with the plain one within the plain one's rounding bound.
+    #[test]
+    fn compensated_sum_agrees_with_the_plain_one(
+        problem in testing::small_problem(),
+        prices in proptest::collection::vec(0.0f64..3.0, 4),
+    ) {
+        let classes = classes(&problem);
+        let flat = Flat::new(&classes, &problem.capacity);
+        let mu = &prices[..problem.capacity.len()];
+        let plain = flat.lagrangian(mu);
+        let precise = flat.lagrangian_compensated(mu);
+        let terms = (flat.k + flat.count.len() + 3) as f64;
+        let bound = 2.0 * ROUNDING_PER_TERM * terms * flat.magnitude(mu);
+        prop_assert!((plain - precise).abs() <= bound, "{} against {}", plain, precise);
+    }
+}
