@@ -1,0 +1,172 @@
+//! The vendored MIG data (`data/miso-mig/`, provenance in its SOURCE.txt) checked against its
+//! own rules: MISO's measured latencies are positive and a job that fits a MIG instance fits
+//! every instance with more memory; the layouts of `mig_profiles.json` are exactly the maximal
+//! placements of its profiles' start positions, derived here again by brute force; MISO's
+//! layouts are among them.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+const LATENCY: &str = include_str!("../data/miso-mig/a100_mig_latency.json");
+const PROFILES: &str = include_str!("../data/miso-mig/mig_profiles.json");
+const MISO_LAYOUTS: &str = include_str!("../data/miso-mig/a100_layouts_miso.json");
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).expect("vendored JSON parses")
+}
+
+fn sorted(slices: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    let mut v: Vec<u64> = slices.into_iter().collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
+}
+
+fn numbers(value: &Value) -> Vec<u64> {
+    value
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|x| x.as_u64().expect("a count"))
+        .collect()
+}
+
+/// A100-40GB instances by memory: 1g.5gb < 2g.10gb < 3g.20gb = 4g.20gb < 7g.40gb.
+#[test]
+fn latencies_are_positive_and_fit_is_monotone_in_memory() {
+    let doc = parse(LATENCY);
+    let jobs = doc["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 32, "8 models x 4 batch sizes");
+    let memory = [
+        ("1g.5gb", 5),
+        ("2g.10gb", 10),
+        ("3g.20gb", 20),
+        ("4g.20gb", 20),
+        ("7g.40gb", 40),
+    ];
+    let mut fits = [0usize; 5];
+    for job in jobs {
+        let latency = job["latency"].as_object().expect("latency");
+        for (i, (profile, gb)) in memory.iter().enumerate() {
+            let Some(t) = latency.get(*profile) else {
+                // Not measured: the job does not fit; nor may it fit any smaller instance.
+                for (other, other_gb) in &memory {
+                    if other_gb < gb {
+                        assert!(
+                            latency.get(*other).is_none(),
+                            "{job}: fits {other} but not {profile}"
+                        );
+                    }
+                }
+                continue;
+            };
+            let t = t.as_f64().expect("seconds");
+            assert!(t.is_finite() && t > 0.0 && t < 10.0, "{job}: {profile} {t}");
+            fits[i] += 1;
+        }
+    }
+    assert_eq!(fits, [21, 28, 32, 32, 32]);
+}
+
+/// Every set of base instances whose memory ranges [start, start + memory) do not overlap,
+/// as multisets of compute slices: all of them, and those of the maximal sets.
+fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
+    let slots: Vec<(u64, u64, u64)> = gpu["profiles"]
+        .as_array()
+        .expect("profiles")
+        .iter()
+        .filter(|p| p["base"].as_bool() == Some(true))
+        .flat_map(|p| {
+            let compute = p["compute"].as_u64().expect("compute");
+            let memory = p["memory"].as_u64().expect("memory");
+            numbers(&p["starts"])
+                .into_iter()
+                .map(move |s| (compute, s, memory))
+        })
+        .collect();
+    let mut all = BTreeSet::new();
+    let mut maximal = BTreeSet::new();
+    let memory_slices = gpu["memory_slices"].as_u64().expect("memory slices");
+    for mask in 1u32..(1 << slots.len()) {
+        let chosen: Vec<&(u64, u64, u64)> = slots
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(_, s)| s)
+            .collect();
+        let occupied = |set: &[&(u64, u64, u64)]| -> Option<u64> {
+            let mut used = 0u64;
+            for &&(_, start, memory) in set {
+                if start + memory > memory_slices {
+                    return None;
+                }
+                let range = ((1u64 << memory) - 1) << start;
+                if used & range != 0 {
+                    return None;
+                }
+                used |= range;
+            }
+            Some(used)
+        };
+        let Some(used) = occupied(&chosen) else {
+            continue;
+        };
+        let layout = sorted(chosen.iter().map(|s| s.0));
+        assert!(layout.iter().sum::<u64>() <= 7, "{layout:?} over 7 compute slices");
+        all.insert(layout.clone());
+        let extendable = slots.iter().any(|&(_, start, memory)| {
+            let range = ((1u64 << memory) - 1) << start;
+            start + memory <= memory_slices && used & range == 0
+        });
+        if !extendable {
+            maximal.insert(layout);
+        }
+    }
+    (all, maximal)
+}
+
+#[test]
+fn layouts_are_the_maximal_placements_of_the_profiles() {
+    let doc = parse(PROFILES);
+    let mut derived = 0;
+    for gpu in doc["gpus"].as_array().expect("gpus") {
+        if gpu["layouts"].is_null() {
+            // Start positions not sourced (SOURCE.txt): no layouts are claimed.
+            assert!(gpu["profiles"].as_array().expect("profiles").iter().all(|p| p["starts"].is_null()));
+            continue;
+        }
+        let (all, maximal) = derive_layouts(gpu);
+        let listed: BTreeSet<Vec<u64>> = gpu["layouts"]
+            .as_array()
+            .expect("layouts")
+            .iter()
+            .map(|l| sorted(numbers(l)))
+            .collect();
+        let listed_all: BTreeSet<Vec<u64>> = gpu["layouts_all"]
+            .as_array()
+            .expect("layouts_all")
+            .iter()
+            .map(|l| sorted(numbers(l)))
+            .collect();
+        assert_eq!(listed, maximal, "{}", gpu["gpu"]);
+        assert_eq!(listed_all, all, "{}", gpu["gpu"]);
+        assert!(listed.contains(&vec![4, 3]), "4g+3g is a placement");
+        derived += 1;
+    }
+    assert_eq!(derived, 3, "A100-40GB, A100-80GB and H100 have sourced placements");
+}
+
+#[test]
+fn miso_layouts_are_valid_placements() {
+    let profiles = parse(PROFILES);
+    let a100 = &profiles["gpus"][0];
+    assert_eq!(a100["gpu"], "a100-40gb");
+    let (all, _) = derive_layouts(a100);
+    let miso = parse(MISO_LAYOUTS);
+    let layouts = miso["layouts"].as_array().expect("layouts");
+    assert_eq!(layouts.len(), 18);
+    for layout in layouts {
+        let slices = sorted(numbers(&layout["slices"]));
+        assert!(all.contains(&slices), "MISO's {slices:?} is not a placement");
+    }
+}
