@@ -112,7 +112,10 @@ fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
             continue;
         };
         let layout = sorted(chosen.iter().map(|s| s.0));
-        assert!(layout.iter().sum::<u64>() <= 7, "{layout:?} over 7 compute slices");
+        assert!(
+            layout.iter().sum::<u64>() <= 7,
+            "{layout:?} over 7 compute slices"
+        );
         all.insert(layout.clone());
         let extendable = slots.iter().any(|&(_, start, memory)| {
             let range = ((1u64 << memory) - 1) << start;
@@ -132,7 +135,13 @@ fn layouts_are_the_maximal_placements_of_the_profiles() {
     for gpu in doc["gpus"].as_array().expect("gpus") {
         if gpu["layouts"].is_null() {
             // Start positions not sourced (SOURCE.txt): no layouts are claimed.
-            assert!(gpu["profiles"].as_array().expect("profiles").iter().all(|p| p["starts"].is_null()));
+            assert!(
+                gpu["profiles"]
+                    .as_array()
+                    .expect("profiles")
+                    .iter()
+                    .all(|p| p["starts"].is_null())
+            );
             continue;
         }
         let (all, maximal) = derive_layouts(gpu);
@@ -153,7 +162,10 @@ fn layouts_are_the_maximal_placements_of_the_profiles() {
         assert!(listed.contains(&vec![4, 3]), "4g+3g is a placement");
         derived += 1;
     }
-    assert_eq!(derived, 3, "A100-40GB, A100-80GB and H100 have sourced placements");
+    assert_eq!(
+        derived, 3,
+        "A100-40GB, A100-80GB and H100 have sourced placements"
+    );
 }
 
 #[test]
@@ -167,6 +179,9 @@ fn miso_layouts_are_valid_placements() {
     assert_eq!(layouts.len(), 18);
     for layout in layouts {
         let slices = sorted(numbers(&layout["slices"]));
-        assert!(all.contains(&slices), "MISO's {slices:?} is not a placement");
+        assert!(
+            all.contains(&slices),
+            "MISO's {slices:?} is not a placement"
+        );
     }
 }

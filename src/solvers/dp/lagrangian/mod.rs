@@ -322,8 +322,8 @@ impl Descent {
             // Many classes: the plain sum's bound grows with their number, the compensated
             // sum's does not (a round of 10^5 classes otherwise falls back to L(0)).
             let precise = self.flat.lagrangian_compensated(&mu);
-            let error = (COMPENSATED_ROUNDING + terms * ROUNDING_PER_TERM * ROUNDING_PER_TERM)
-                * magnitude;
+            let error =
+                (COMPENSATED_ROUNDING + terms * ROUNDING_PER_TERM * ROUNDING_PER_TERM) * magnitude;
             if error <= TOLERANCE * precise.abs().max(1.0) {
                 return (mu, precise);
             }
