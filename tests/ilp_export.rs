@@ -1,6 +1,7 @@
 //! The exported ILP (`stsfair::solvers::export_ilp`) is the model the `ilp` solver solves: HiGHS
 //! reading the MPS or LP file back (`Highs_readModel`) and solving it finds the `ilp` solver's
-//! optimum on every shipped instance, and an infeasible round's file is infeasible.
+//! optimum on every shipped instance (`instances/` and `instances/hard/`), and an infeasible
+//! round's file is infeasible.
 #![cfg(feature = "highs")]
 
 use std::ffi::CString;
@@ -87,9 +88,10 @@ fn solve_file_here(path: &Path) -> Read {
 
 fn shipped() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("instances");
-    // Every *.json but the manifest, index.json.
-    let files = stsfair::bench::instance_files(&[dir]).expect("instances/ is readable");
-    assert!(files.len() >= 10, "the shipped instances are found");
+    // Every *.json but the manifests (index.json), the hard rounds of instances/hard/ included.
+    let files = stsfair::bench::instance_files(&[dir.clone(), dir.join("hard")])
+        .expect("instances/ is readable");
+    assert!(files.len() >= 17, "the shipped instances are found");
     files
 }
 
