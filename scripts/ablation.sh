@@ -16,7 +16,7 @@
 # Needs a release build (`cargo build --release`) and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROW=${1:?usage: scripts/ablation.sh saturation|overload|multi|past-saturation|synthetic [OUT_DIR]}
+ROW=${1:?usage: scripts/ablation.sh saturation|overload|multi|past-saturation|no-k80|synthetic [OUT_DIR]}
 BIN=${STSFAIR:-${CARGO_TARGET_DIR:-target}/release/stsfair}
 OUT=${2:-target/ablation-$ROW}
 PARALLEL=${PARALLEL:-2}

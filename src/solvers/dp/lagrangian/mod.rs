@@ -306,12 +306,14 @@ struct Descent {
 
 impl Descent {
     /// The first of `candidates` (multipliers and their L, in order of preference) where L's
-    /// rounding cannot reach the DP's tolerance, else the multipliers 0 and L(0), whose terms are
-    /// the values themselves and do not cancel. Where one job's values are 10^200 times another's,
-    /// the descent's prices are as large as the first and L(mu) = mu . C + sum (v - mu u) loses the
-    /// small values to cancellation (a bound of -3.7e224 on a round whose optimum is 1, which the
-    /// DP then took as exact: `fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240`). Any mu >= 0
-    /// bounds the optimum (Lemma 1), so 0 is always exact, only weaker.
+    /// rounding cannot reach the DP's tolerance, as summed or, failing that, summed again with
+    /// compensation ([`Flat::lagrangian_compensated`], whose L is then returned), else the
+    /// multipliers 0 and L(0), whose terms are the values themselves and do not cancel. Where
+    /// one job's values are 10^200 times another's, the descent's prices are as large as the
+    /// first and L(mu) = mu . C + sum (v - mu u) loses the small values to cancellation (a bound
+    /// of -3.7e224 on a round whose optimum is 1, which the DP then took as exact:
+    /// `fast_dp_keeps_forced_jobs_beside_a_weight_of_1e240`). Any mu >= 0 bounds the optimum
+    /// (Lemma 1), so 0 is always exact, only weaker.
     fn trusted(&self, candidates: Vec<(Vec<f64>, f64)>) -> (Vec<f64>, f64) {
         let terms = (self.flat.k + self.flat.count.len() + 3) as f64;
         for (mu, value) in candidates {

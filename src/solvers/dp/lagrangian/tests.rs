@@ -554,7 +554,7 @@ fn refinement_reaches_the_lp_value_on_the_hard_rounds() {
 }
 
 /// A round of 100,000 classes (one job each, one unit of one type worth 1 + i 10^-6, or idle)
-/// on 10,000 units: the plain sum's rounding bound, 10^5 2^-52 of the magnitude, passes the
+/// on 10,000 units: the plain sum's rounding bound, 10^5 2^-52 of the magnitude, is above the
 /// DP's tolerance, so the descent's multipliers are trusted through the compensated sum, and
 /// L is the optimum (the 10,000 largest values) up to rounding, far below L(0).
 #[test]
