@@ -112,52 +112,42 @@ impl Flat {
         m
     }
 
-    /// L(mu) = sum_k mu_k C_k + sum_c n_c max_q rc_q (Lemma 1 of docs/solver.md).
-    fn lagrangian(&self, mu: &[f64]) -> f64 {
-        let mut price = mu.to_vec();
-        price.push(0.0);
-        let mut l: f64 = mu.iter().zip(&self.capacity).map(|(m, c)| m * c).sum();
-        for c in 0..self.count.len() {
-            let mut best = f64::NEG_INFINITY;
-            for q in self.start[c]..self.start[c + 1] {
-                best = best.max(self.value[q] - price[self.gpu[q]] * self.units[q]);
-            }
-            if best > f64::NEG_INFINITY {
-                l += self.count[c] * best;
-            }
-        }
-        l
+    /// The terms L(mu) sums, in order: mu_k C_k for each type, then n_c max_q rc_q for each
+    /// class with choices (the idle pseudo-type's price is 0).
+    fn terms<'a>(&'a self, mu: &'a [f64]) -> impl Iterator<Item = f64> + 'a {
+        let prices = mu.iter().zip(&self.capacity).map(|(m, c)| m * c);
+        let classes = (0..self.count.len()).filter_map(move |c| {
+            let best = (self.start[c]..self.start[c + 1])
+                .map(|q| {
+                    let price = mu.get(self.gpu[q]).copied().unwrap_or(0.0);
+                    self.value[q] - price * self.units[q]
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+            (best > f64::NEG_INFINITY).then(|| self.count[c] * best)
+        });
+        prices.chain(classes)
     }
 
-    /// L(mu) as [`Flat::lagrangian`] sums it, with Neumaier's compensated summation of the
-    /// terms (Higham, *Accuracy and Stability of Numerical Algorithms*, section 4.3): the sum
-    /// then errs by about 2^-52 of L plus n 2^-104 of the terms' magnitude instead of n 2^-53,
-    /// so the bound of a round of 10^5 classes can be trusted. O(S) like `lagrangian`.
+    /// L(mu) = sum_k mu_k C_k + sum_c n_c max_q rc_q (Lemma 1 of docs/solver.md), its terms
+    /// summed in order.
+    fn lagrangian(&self, mu: &[f64]) -> f64 {
+        self.terms(mu).sum()
+    }
+
+    /// L(mu) with Neumaier's compensated summation of the same terms (Higham, *Accuracy and
+    /// Stability of Numerical Algorithms*, section 4.3): the sum then errs by about 2^-52 of L
+    /// plus n 2^-104 of the terms' magnitude instead of n 2^-53, so the bound of a round of
+    /// 10^5 classes can be trusted. O(S) like `lagrangian`.
     fn lagrangian_compensated(&self, mu: &[f64]) -> f64 {
-        let mut sum = 0.0f64;
-        let mut compensation = 0.0f64;
-        let mut add = |x: f64| {
+        let (sum, compensation) = self.terms(mu).fold((0.0f64, 0.0f64), |(sum, comp), x| {
             let t = sum + x;
-            compensation += if sum.abs() >= x.abs() {
+            let lost = if sum.abs() >= x.abs() {
                 (sum - t) + x
             } else {
                 (x - t) + sum
             };
-            sum = t;
-        };
-        for (m, c) in mu.iter().zip(&self.capacity) {
-            add(m * c);
-        }
-        for c in 0..self.count.len() {
-            let mut best = f64::NEG_INFINITY;
-            for q in self.start[c]..self.start[c + 1] {
-                let price = mu.get(self.gpu[q]).copied().unwrap_or(0.0);
-                best = best.max(self.value[q] - price * self.units[q]);
-            }
-            if best > f64::NEG_INFINITY {
-                add(self.count[c] * best);
-            }
-        }
+            (t, comp + lost)
+        });
         sum + compensation
     }
 
