@@ -4,7 +4,7 @@
 #
 # Usage: scripts/sts-bars.sh ROW [OUT_DIR]       ROW: a row of scripts/workloads.sh
 # Settings (environment): SEEDS (default: saturation "0 ... 23", overload "0 ... 19", multi
-# "0 ... 17", no-k80 "0 ... 5", the other rows "0 1"), PARALLEL (simulations at once, default 2), STSFAIR (the
+# "0 ... 17", no-k80 "0 ... 5", synthetic "0 ... 3", the other rows "0 1"), PARALLEL (simulations at once, default 2), STSFAIR (the
 # binary), EXTRA (more `simulate` flags for the sts runs only, e.g. EXTRA="--sts-paired-rounds
 # off"; give each setting its own OUT_DIR).
 # Every run is one `stsfair simulate --json` process whose JSON line is kept in OUT_DIR/runs/, so
@@ -29,6 +29,7 @@ case "$ROW" in
   overload) DEFAULT_SEEDS=$(seq -s ' ' 0 19) ;;
   multi) DEFAULT_SEEDS=$(seq -s ' ' 0 17) ;;
   no-k80) DEFAULT_SEEDS=$(seq -s ' ' 0 5) ;;
+  synthetic) DEFAULT_SEEDS=$(seq -s ' ' 0 3) ;;
   *) DEFAULT_SEEDS="0 1" ;;
 esac
 SEEDS=${SEEDS:-$DEFAULT_SEEDS}
