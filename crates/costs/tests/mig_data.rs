@@ -71,7 +71,10 @@ fn latencies_are_positive_and_fit_is_monotone_in_memory() {
 /// Every set of base instances whose memory ranges [start, start + memory) do not overlap,
 /// as multisets of compute slices: all of them, and those of the maximal sets.
 fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
-    let slots: Vec<(u64, u64, u64)> = gpu["profiles"]
+    let memory_slices = gpu["memory_slices"].as_u64().expect("memory slices");
+    // Each placement of a base profile: its compute slices and its memory slices as a bit mask
+    // (a placement past the last memory slice fits in no set).
+    let slots: Vec<(u64, u64)> = gpu["profiles"]
         .as_array()
         .expect("profiles")
         .iter()
@@ -81,51 +84,47 @@ fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
             let memory = p["memory"].as_u64().expect("memory");
             numbers(&p["starts"])
                 .into_iter()
-                .map(move |s| (compute, s, memory))
+                .filter(move |&start| start + memory <= memory_slices)
+                .map(move |start| (compute, ((1u64 << memory) - 1) << start))
         })
         .collect();
     let mut all = BTreeSet::new();
     let mut maximal = BTreeSet::new();
-    let memory_slices = gpu["memory_slices"].as_u64().expect("memory slices");
-    for mask in 1u32..(1 << slots.len()) {
-        let chosen: Vec<&(u64, u64, u64)> = slots
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| mask & (1 << i) != 0)
-            .map(|(_, s)| s)
+    for set in 1u32..(1 << slots.len()) {
+        let chosen: Vec<(u64, u64)> = (0..slots.len())
+            .filter(|i| set & (1 << i) != 0)
+            .map(|i| slots[i])
             .collect();
-        let occupied = |set: &[&(u64, u64, u64)]| -> Option<u64> {
-            let mut used = 0u64;
-            for &&(_, start, memory) in set {
-                if start + memory > memory_slices {
-                    return None;
-                }
-                let range = ((1u64 << memory) - 1) << start;
-                if used & range != 0 {
-                    return None;
-                }
-                used |= range;
-            }
-            Some(used)
-        };
-        let Some(used) = occupied(&chosen) else {
+        let mut used = 0u64;
+        let disjoint = chosen.iter().all(|&(_, mask)| {
+            let free = used & mask == 0;
+            used |= mask;
+            free
+        });
+        if !disjoint {
             continue;
-        };
-        let layout = sorted(chosen.iter().map(|s| s.0));
+        }
+        let layout = sorted(chosen.iter().map(|&(compute, _)| compute));
         assert!(
             layout.iter().sum::<u64>() <= 7,
             "{layout:?} over 7 compute slices"
         );
         all.insert(layout.clone());
-        let extendable = slots.iter().any(|&(_, start, memory)| {
-            let range = ((1u64 << memory) - 1) << start;
-            start + memory <= memory_slices && used & range == 0
-        });
-        if !extendable {
+        if slots.iter().all(|&(_, mask)| used & mask != 0) {
             maximal.insert(layout);
         }
     }
     (all, maximal)
+}
+
+/// The multisets of compute slices listed under `field` of a GPU.
+fn listed(gpu: &Value, field: &str) -> BTreeSet<Vec<u64>> {
+    gpu[field]
+        .as_array()
+        .expect(field)
+        .iter()
+        .map(|l| sorted(numbers(l)))
+        .collect()
 }
 
 #[test]
@@ -145,21 +144,10 @@ fn layouts_are_the_maximal_placements_of_the_profiles() {
             continue;
         }
         let (all, maximal) = derive_layouts(gpu);
-        let listed: BTreeSet<Vec<u64>> = gpu["layouts"]
-            .as_array()
-            .expect("layouts")
-            .iter()
-            .map(|l| sorted(numbers(l)))
-            .collect();
-        let listed_all: BTreeSet<Vec<u64>> = gpu["layouts_all"]
-            .as_array()
-            .expect("layouts_all")
-            .iter()
-            .map(|l| sorted(numbers(l)))
-            .collect();
-        assert_eq!(listed, maximal, "{}", gpu["gpu"]);
-        assert_eq!(listed_all, all, "{}", gpu["gpu"]);
-        assert!(listed.contains(&vec![4, 3]), "4g+3g is a placement");
+        let layouts = listed(gpu, "layouts");
+        assert_eq!(layouts, maximal, "{}", gpu["gpu"]);
+        assert_eq!(listed(gpu, "layouts_all"), all, "{}", gpu["gpu"]);
+        assert!(layouts.contains(&vec![4, 3]), "4g+3g is a placement");
         derived += 1;
     }
     assert_eq!(
