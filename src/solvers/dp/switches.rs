@@ -23,24 +23,32 @@
 //!
 //! Corpus: `STSFAIR_SWITCH_DIR`, directories separated by `:` (default `instances`, relative to
 //! the crate): the `.json` files of each directory (but `index.json`) are a family named after
-//! it, and so are those of each of its subdirectories. `STSFAIR_SWITCH_ONLY` (comma-separated
-//! switch names) measures only those switches.
+//! it, and so are those of each of its subdirectories. `STSFAIR_SWITCH_ROUNDS`, instance files
+//! separated by `:`, adds the round problems that the fair round mechanism
+//! ([`RoundScheduler`]) solves on each of them in `STSFAIR_SWITCH_ROUND_COUNT` rounds (default
+//! 10), one family per file: the problems of rounds after the first, with their deficits, and,
+//! with the feature `highs`, the forced jobs priced by the long-run LP as `stsfair rounds` prices
+//! them. They are recorded from a run with the default DP and then measured like files.
+//! `STSFAIR_SWITCH_ONLY` (comma-separated switch names) measures only those switches.
 //!
 //! Run it (release profile only; `--test-threads=1` is not needed, the test is alone):
 //!
 //! ```text
 //! STSFAIR_SWITCH_DIR=instances:/tmp/stsfair-switches STSFAIR_SWITCH_RUNS=3 \
 //!   cargo test --release -p stsfair --lib dp::switches -- --ignored --nocapture
+//! STSFAIR_SWITCH_DIR= STSFAIR_SWITCH_ROUNDS=/tmp/gavel-multi-10000.json \
+//!   cargo test --release -p stsfair --features highs --lib dp::switches -- --ignored --nocapture
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::Dp;
-use crate::Instance;
 use crate::formulation::RoundProblem;
 use crate::solution::{Solution, Status, objectives_agree};
-use crate::solvers::Solver;
+use crate::solvers::{SolveError, Solver, WarmStart};
+use crate::{Instance, RoundScheduler};
 
 /// A threshold no solve reaches. Not `u64::MAX`: `TABLES_PREDICTED * tables_after_states`
 /// would overflow in a debug build (in release it wraps to about `u64::MAX` as well).
@@ -334,42 +342,116 @@ fn families(spec: &str) -> Vec<(String, Vec<PathBuf>)> {
 }
 
 /// Measures one family: its totals per configuration (index 0, the default, left empty), and
-/// the objectives that differ from the default's in `wrong`.
+/// the objectives that differ from the default's in `wrong`. `problems` gives each member's
+/// label and round problem, smallest first.
 fn measure_family(
     configs: &[(&'static str, Dp)],
-    files: &[PathBuf],
+    problems: impl Iterator<Item = (String, RoundProblem)>,
     runs: usize,
     wrong: &mut Vec<String>,
 ) -> Vec<Totals> {
     let mut totals = vec![Totals::default(); configs.len()];
     let mut skipped = vec![false; configs.len()];
-    for path in files {
-        let Ok(instance) = Instance::from_path(path) else {
-            eprintln!("skipped (not an instance): {}", path.display());
-            continue;
-        };
-        let problem = RoundProblem::new(&instance);
+    for (label, problem) in problems {
         let mut surprises = Vec::new();
         let outcomes = measure_file(configs, &skipped, &problem, runs, &mut surprises);
         for s in surprises {
-            wrong.push(format!("{}: {s}", path.display()));
+            wrong.push(format!("{label}: {s}"));
         }
         for (c, (name, _)) in configs.iter().enumerate().skip(1) {
             totals[c].add(&outcomes[0], &outcomes[c]);
             if let Some(d) = differs(name, &outcomes[0], &outcomes[c]) {
-                wrong.push(format!("{}: {d}", path.display()));
+                wrong.push(format!("{label}: {d}"));
             }
             if let Some(Outcome::Refused(e)) = &outcomes[c] {
-                eprintln!("{name} refused {}: {e}", path.display());
+                eprintln!("{name} refused {label}: {e}");
             }
             if matches!(outcomes[c], Some(Outcome::Capped)) {
-                eprintln!("{name} capped on {}: skipped on the rest", path.display());
+                eprintln!("{name} capped on {label}: skipped on the rest");
                 skipped[c] = true;
             }
         }
-        eprintln!("{}: {:?}", path.display(), outcomes[0]);
+        eprintln!("{label}: {:?}", outcomes[0]);
     }
     totals
+}
+
+/// The round problems of `files`, each read from its file.
+fn file_problems(files: &[PathBuf]) -> impl Iterator<Item = (String, RoundProblem)> + '_ {
+    files
+        .iter()
+        .filter_map(|path| match Instance::from_path(path) {
+            Ok(instance) => Some((path.display().to_string(), RoundProblem::new(&instance))),
+            Err(_) => {
+                eprintln!("skipped (not an instance): {}", path.display());
+                None
+            }
+        })
+}
+
+/// The default DP, keeping a copy of every round problem it is given.
+struct Recorder {
+    dp: Dp,
+    seen: Arc<Mutex<Vec<RoundProblem>>>,
+}
+
+impl Recorder {
+    fn keep(&self, problem: &RoundProblem) {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push(problem.clone());
+        }
+    }
+}
+
+impl Solver for Recorder {
+    fn name(&self) -> &'static str {
+        self.dp.name()
+    }
+
+    fn solve_problem(&self, problem: &RoundProblem) -> Result<Solution, SolveError> {
+        self.keep(problem);
+        self.dp.solve_problem(problem)
+    }
+
+    fn solve_problem_warm(
+        &self,
+        problem: &RoundProblem,
+        warm: &mut WarmStart,
+    ) -> Result<Solution, SolveError> {
+        self.keep(problem);
+        self.dp.solve_problem_warm(problem, warm)
+    }
+}
+
+/// The round problems the round mechanism solves in `rounds` rounds on the instance at `path`
+/// (every planned throughput realized), from the second round on: the first is the file's own
+/// problem. With the feature `highs` the forced jobs are priced by the long-run LP. A round the
+/// default DP cannot plan ends the run.
+fn round_problems(path: &Path, rounds: usize) -> Vec<RoundProblem> {
+    let instance = Instance::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorder = Recorder {
+        dp: Dp::default(),
+        seen: Arc::clone(&seen),
+    };
+    let scheduler = RoundScheduler::new(&instance, recorder);
+    #[cfg(feature = "highs")]
+    let scheduler = scheduler.with_service_prices(crate::bound::LongRunPrices::default());
+    let mut scheduler = scheduler;
+    for round in 0..rounds {
+        let planned = scheduler
+            .plan()
+            .and_then(|plan| scheduler.report_planned(&plan));
+        if let Err(e) = planned {
+            eprintln!("{}: round {round} not planned: {e}", path.display());
+            break;
+        }
+    }
+    let mut problems = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    if !problems.is_empty() {
+        problems.remove(0);
+    }
+    problems
 }
 
 /// A ratio off / on as text ("-" without a denominator).
@@ -402,6 +484,45 @@ fn row(family: &str, switch: &str, t: &Totals) -> String {
     )
 }
 
+/// Whether turning a switch off made a family worse (`Some(true)`: 1% more states, or a
+/// refusal or time limit the default did not meet), better (`Some(false)`: 1% fewer states),
+/// or neither.
+fn verdict(t: &Totals) -> Option<bool> {
+    let lost = t.refused_off + t.capped > t.refused_on;
+    let ratio = t.states_off as f64 / (t.states_on as f64).max(1.0);
+    if lost || ratio >= 1.01 {
+        Some(true)
+    } else if ratio <= 0.99 {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The table over every family of `all` (per family, per configuration): per switch, the
+/// families where turning it off cost 1% more states or a refusal, those where it saved 1%,
+/// and the total states on and off.
+fn summary(configs: &[(&'static str, Dp)], all: &[Vec<Totals>]) -> String {
+    let mut out = format!(
+        "over {} families: families where off is worse (1% more states, or refused) / better \
+         (1% fewer)\n\n| switch off | worse | better | states on | states off | states ratio |\n\
+         |---|---|---|---|---|---|",
+        all.len()
+    );
+    for (c, (name, _)) in configs.iter().enumerate().skip(1) {
+        let verdicts: Vec<Option<bool>> = all.iter().map(|f| verdict(&f[c])).collect();
+        let on: u64 = all.iter().map(|f| f[c].states_on).sum();
+        let off: u64 = all.iter().map(|f| f[c].states_off).sum();
+        out.push_str(&format!(
+            "\n| {name} | {} | {} | {on} | {off} | {} |",
+            verdicts.iter().filter(|v| **v == Some(true)).count(),
+            verdicts.iter().filter(|v| **v == Some(false)).count(),
+            ratio(off as f64, on as f64),
+        ));
+    }
+    out
+}
+
 /// Reads the environment variable `name`, or `default`.
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
@@ -423,8 +544,11 @@ fn regime_switches() {
         .collect();
     let mut wrong = Vec::new();
     let mut rows = Vec::new();
+    let mut all: Vec<Vec<Totals>> = Vec::new();
     for (family, files) in families(&spec) {
-        let totals = measure_family(&configs, &files, runs.max(1), &mut wrong);
+        let problems = file_problems(&files);
+        let totals = measure_family(&configs, problems, runs.max(1), &mut wrong);
+        all.push(totals.clone());
         for (c, (name, _)) in configs.iter().enumerate().skip(1) {
             rows.push(row(
                 &format!("{family} ({})", files.len()),
@@ -432,6 +556,29 @@ fn regime_switches() {
                 &totals[c],
             ));
         }
+    }
+    let round_count: usize = env_or("STSFAIR_SWITCH_ROUND_COUNT", "10")
+        .parse()
+        .expect("round count");
+    for file in env_or("STSFAIR_SWITCH_ROUNDS", "")
+        .split(':')
+        .filter(|f| !f.is_empty())
+    {
+        let path = Path::new(file);
+        let problems = round_problems(path, round_count);
+        let count = problems.len();
+        let family = path
+            .file_stem()
+            .map_or("?".into(), |n| n.to_string_lossy().into_owned());
+        let labelled = problems
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| (format!("{family} solve {}", i + 1), p));
+        let totals = measure_family(&configs, labelled, runs.max(1), &mut wrong);
+        for (c, (name, _)) in configs.iter().enumerate().skip(1) {
+            rows.push(row(&format!("{family} rounds ({count})"), name, &totals[c]));
+        }
+        all.push(totals);
     }
     for w in &wrong {
         println!("DIFFERS: {w}");
@@ -446,6 +593,7 @@ fn regime_switches() {
     for r in rows {
         println!("{r}");
     }
+    println!("\n{}", summary(&configs, &all));
     assert!(
         wrong.is_empty(),
         "{} answers differ: {wrong:#?}",
