@@ -13,6 +13,8 @@
 //! - [`gavel`] reads the measured Gavel throughputs (vendored in `data/gavel/` and bundled in the crate).
 //! - [`slots`] turns a model into throughputs for slots of any size (the co-runner composition
 //!   documented in `docs/costs.md`).
+//! - [`mig`] holds the MIG profiles of the A100 and H100 with their placement rules, and MISO's
+//!   measured latencies on each A100 instance.
 //! - [`predictor`] learns the unmeasured pairs and evaluates itself on held-out pairs.
 //! - [`slowdown`] hands any of these models to placement ([`JobSlowdowns`], a
 //!   [`stsfair::placement::CoLocation`] over job ids), so that the round scheduler chooses
@@ -34,6 +36,7 @@ use ndarray::{Array2, Array3};
 mod extra_trees;
 pub mod gavel;
 pub mod generate;
+pub mod mig;
 pub mod predictor;
 pub mod slots;
 pub mod slowdown;

@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
+use stsfair_costs::mig::MigGpu;
 
 const LATENCY: &str = include_str!("../data/miso-mig/a100_mig_latency.json");
 const PROFILES: &str = include_str!("../data/miso-mig/mig_profiles.json");
@@ -172,4 +173,60 @@ fn miso_layouts_are_valid_placements() {
             "MISO's {slices:?} is not a placement"
         );
     }
+}
+
+/// Every multiset of `sizes` whose sum is at most `total`, sorted largest first.
+fn multisets(sizes: &[u64], total: u64) -> Vec<Vec<u64>> {
+    let Some((&first, rest)) = sizes.split_first() else {
+        return vec![Vec::new()];
+    };
+    let mut out = Vec::new();
+    for copies in 0..=total / first {
+        for tail in multisets(rest, total - copies * first) {
+            let mut m = vec![first; copies as usize];
+            m.extend(tail);
+            out.push(sorted(m));
+        }
+    }
+    out
+}
+
+/// The library's placement search (`MigGpu::place`, `MigGpu::layouts`) against the brute
+/// force above: a multiset of sizes is placeable exactly when some set of disjoint placements
+/// has it, and the maximal layouts are the same.
+#[test]
+fn the_library_places_exactly_the_brute_force_layouts() {
+    let doc = parse(PROFILES);
+    let mut checked = 0;
+    for gpu in doc["gpus"].as_array().expect("gpus") {
+        if gpu["layouts"].is_null() {
+            continue;
+        }
+        let name = gpu["gpu"].as_str().expect("name");
+        let model = MigGpu::vendored(name).expect("sourced");
+        let (all, maximal) = derive_layouts(gpu);
+        let library: BTreeSet<Vec<u64>> = model
+            .layouts()
+            .into_iter()
+            .map(|l| l.into_iter().map(u64::from).collect())
+            .collect();
+        assert_eq!(library, maximal, "{name}");
+        let sizes: Vec<u64> = model.sizes().into_iter().map(u64::from).collect();
+        for m in multisets(&sizes, 7).into_iter().filter(|m| !m.is_empty()) {
+            let layout: Vec<u32> = m.iter().map(|&s| s as u32).collect();
+            let placed = model.place(&layout);
+            assert_eq!(placed.is_ok(), all.contains(&m), "{name} {m:?}: {placed:?}");
+            if let Ok(slots) = placed {
+                let mut used = 0u64;
+                for slot in &slots {
+                    let mask = ((1u64 << slot.memory) - 1) << slot.start;
+                    assert_eq!(used & mask, 0, "{name} {m:?}: overlap");
+                    used |= mask;
+                }
+                assert_eq!(sorted(slots.iter().map(|s| u64::from(s.compute))), m);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 90, "{checked} layouts checked");
 }
