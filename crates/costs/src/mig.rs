@@ -250,7 +250,7 @@ impl MigGpu {
                 self.compute_slices
             )));
         }
-        profiles.sort_by(|a, b| b.compute.cmp(&a.compute));
+        profiles.sort_by_key(|p| std::cmp::Reverse(p.compute));
         let mut starts = Vec::with_capacity(profiles.len());
         if !self.search(&profiles, 0, &mut starts) {
             return Err(refuse(
@@ -630,10 +630,10 @@ mod tests {
                 .collect();
             let mut wanted: Vec<(Vec<u32>, usize)> = Vec::new();
             let mut budget = rng.random_range(0..=gpus);
-            for i in 0..kinds {
+            for layout in &layouts[..kinds] {
                 let n = rng.random_range(0..=budget);
                 budget -= n;
-                wanted.push((layouts[i].clone(), n));
+                wanted.push((layout.clone(), n));
             }
             let got = assign_layouts(&current, &wanted).expect("counts fit");
             assert_eq!(
