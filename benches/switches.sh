@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The DP driver's regime switches, each turned off alone (src/solvers/dp/switches.rs), on the
 # shipped rounds (instances/, instances/hard/), the test rounds (tests/data/), rounds of ties
-# (`ties`: generated rounds of 23-56 jobs on 4 types and the small shipped and test rounds, with
-# each job's times all set to its fastest, so that every slot of a job is worth the same) and the
-# rounds the fair round mechanism solves in 20 rounds on generated Gavel clusters, their forced
-# jobs priced by the long-run LP as `stsfair rounds` prices them: 1,000 and 10,000 jobs,
-# single-GPU and mixed, seeds 1-3. Prints a table per family and the summary of
-# docs/performance.md ("The driver's switches"). About 10 minutes on an idle 2-core machine.
+# (`ties`: generated rounds of 23-56 jobs on 4 types, and shipped and test rounds of 25-1,000
+# jobs, with each job's times all set to its fastest, so that every slot of a job is worth the
+# same) and every problem the fair round mechanism solves in 20 rounds on generated Gavel
+# clusters, the forced jobs priced by the long-run LP as `stsfair rounds` prices them: 1,000 and
+# 10,000 jobs, single-GPU and mixed, seeds 1-3. Prints a table per family and the summary of
+# docs/performance.md ("The driver's switches"). About 5 minutes on an idle 2-core machine.
 #
 #   benches/switches.sh            # OUT=/tmp/stsfair-switches holds the generated rounds
 #   RUNS=5 benches/switches.sh     # median of 5 solves per round (default 3)
@@ -22,10 +22,8 @@ for seed in 1 2 3; do
   for multi in "" "--multi"; do
     for size in 1000 10000; do
       file="$OUT/gavel${multi:+-multi}-$size-s$seed.json"
-      if [ ! -f "$file" ]; then
-        "$BIN" gen --gavel $multi --jobs "$size" --count $((size / 10)) --seed "$seed" \
-          --out "$file" >/dev/null
-      fi
+      "$BIN" gen --gavel $multi --jobs "$size" --count $((size / 10)) --seed "$seed" \
+        --out "$file" >/dev/null
       files+=("$file")
     done
   done
@@ -41,8 +39,6 @@ python3 - "$OUT/ties" <<'PY'
 import json, pathlib, sys
 for path in pathlib.Path(sys.argv[1]).glob("*.json"):
     doc = json.loads(path.read_text())
-    if doc["name"].endswith("-ties"):
-        continue
     doc["name"] += "-ties"
     for job in doc["jobs"]:
         fastest = min(t["sec_per_iter"] for t in job["times"])
