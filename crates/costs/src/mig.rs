@@ -25,7 +25,7 @@
 //! 16,384 sets at most).
 //!
 //! Between rounds a GPU whose layout changes is reconfigured: its instances are destroyed and
-//! created again, and the jobs on it stop meanwhile. [`assign_layouts`] gives a round's layouts
+//! created again, and the jobs on it stop meanwhile. [`MigGpu::assign_layouts`] gives a round's layouts
 //! to the GPUs so that the fewest change.
 //!
 //! Times: MISO (Li et al., SoCC 2022) ran each of 32 training jobs (8 models, 4 batch sizes)
@@ -73,10 +73,14 @@ pub enum MigError {
         rule: String,
     },
     /// A round asks for more GPUs of a model than it has.
-    #[error("{wanted} GPUs asked for by the layouts' counts, more than the {gpus} GPUs there are")]
+    #[error(
+        "MIG GPU model {gpu:?}: the layouts' counts add up to {wanted} GPUs, more than its {gpus}"
+    )]
     Count {
+        /// The GPU model.
+        gpu: String,
         /// The sum of the counts.
-        wanted: usize,
+        wanted: u128,
         /// The GPUs.
         gpus: usize,
     },
@@ -198,6 +202,21 @@ impl MigGpu {
         if profiles.is_empty() {
             return Err(not_sourced());
         }
+        // The placement search keeps memory in a 64-bit mask and needs every start to fit.
+        let fits = |p: &MigProfile| {
+            p.memory >= 1
+                && p.compute >= 1
+                && !p.starts.is_empty()
+                && p.starts
+                    .iter()
+                    .all(|&s| s.checked_add(p.memory).is_some_and(|e| e <= memory_slices))
+        };
+        if memory_slices > 64 || !profiles.iter().all(fits) {
+            return Err(MigError::Data(format!(
+                "{}: a profile whose memory or starts do not fit {memory_slices} memory slices",
+                gpu.gpu
+            )));
+        }
         profiles.sort_by_key(|p| p.compute);
         Ok(MigGpu {
             name: gpu.gpu,
@@ -318,8 +337,8 @@ impl MigGpu {
 
     /// Every maximal layout: the multisets of compute sizes of the sets of placed instances to
     /// which no instance can be added, each sorted largest first, in decreasing order. On the
-    /// A100 these are the 14 of `mig_profiles.json`, 4g+3g among them (MISO's list of 18
-    /// placements, 13 multisets, leaves it out; `data/miso-mig/SOURCE.txt` says why it is kept).
+    /// A100 these are the 14 of `mig_profiles.json`, 4g+3g among them (MISO's 18 layout codes,
+    /// 13 multisets, leave it out; `data/miso-mig/SOURCE.txt` says why it is kept).
     pub fn layouts(&self) -> Vec<Vec<u32>> {
         let placements: Vec<(u32, u64)> = self
             .profiles
@@ -335,6 +354,82 @@ impl MigGpu {
         collect_maximal(&placements, 0, 0, &mut chosen, &mut out);
         out.into_iter().rev().collect()
     }
+
+    /// Gives this model's GPUs the layouts a round asks for, `wanted[i].1` GPUs of layout
+    /// `wanted[i].0`, changing as few GPUs' layouts as possible. `current[g]` is GPU g's layout
+    /// now (`None`: not partitioned). Layouts are compared as multisets of sizes: [`MigGpu::place`]
+    /// gives one layout the same starts every time, so equal multisets are the same instances.
+    ///
+    /// Exact: a GPU keeps its layout only if that layout is asked for, so at most
+    /// `sum over layouts of min(GPUs holding it now, GPUs asked for)` GPUs keep theirs, and the
+    /// greedy below keeps exactly that many: each layout's holders keep it first; the layouts
+    /// still asked for go to the unpartitioned GPUs, then to the others, by index (a GPU left
+    /// out keeps its instances for a later round). O(G L) for G GPUs and L layouts asked for.
+    ///
+    /// # Errors
+    ///
+    /// [`MigError::Layout`] for a layout asked for that [`MigGpu::place`] refuses,
+    /// [`MigError::Count`] when the counts add up to more GPUs than `current` has.
+    pub fn assign_layouts(
+        &self,
+        current: &[Option<Vec<u32>>],
+        wanted: &[(Vec<u32>, usize)],
+    ) -> Result<Reassignment, MigError> {
+        for (layout, _) in wanted {
+            self.place(layout)?;
+        }
+        let total: u128 = wanted.iter().map(|(_, n)| *n as u128).sum();
+        if total > current.len() as u128 {
+            return Err(MigError::Count {
+                gpu: self.name.clone(),
+                wanted: total,
+                gpus: current.len(),
+            });
+        }
+        let wanted_sorted: Vec<Vec<u32>> = wanted.iter().map(|(l, _)| canonical(l)).collect();
+        let mut left: Vec<usize> = wanted.iter().map(|(_, n)| *n).collect();
+        let mut layout_of: Vec<Option<usize>> = vec![None; current.len()];
+        // Pass 1: a GPU whose layout is asked for keeps it while that layout's count lasts.
+        for (g, now) in current.iter().enumerate() {
+            let Some(now) = now else { continue };
+            let now = canonical(now);
+            if let Some(i) = (0..wanted.len()).find(|&i| left[i] > 0 && wanted_sorted[i] == now) {
+                layout_of[g] = Some(i);
+                left[i] -= 1;
+            }
+        }
+        // Pass 2: the layouts still asked for go to the unpartitioned GPUs, then the others.
+        let mut free: Vec<usize> = (0..current.len())
+            .filter(|&g| layout_of[g].is_none())
+            .collect();
+        free.sort_by_key(|&g| current[g].is_some());
+        let mut free = free.into_iter();
+        for (i, n) in left.iter().enumerate() {
+            for g in free.by_ref().take(*n) {
+                layout_of[g] = Some(i);
+            }
+        }
+        let reconfigured = current
+            .iter()
+            .zip(&layout_of)
+            .filter(|(now, new)| match (now, new) {
+                (Some(now), Some(i)) => canonical(now) != wanted_sorted[*i],
+                (None, Some(_)) => true,
+                (_, None) => false,
+            })
+            .count();
+        Ok(Reassignment {
+            layout_of,
+            reconfigured,
+        })
+    }
+}
+
+/// `layout` sorted largest first: the layout as a multiset.
+fn canonical(layout: &[u32]) -> Vec<u32> {
+    let mut v = layout.to_vec();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
 }
 
 /// Adds to `out` the size multiset of every maximal set of disjoint `placements` that extends
@@ -355,13 +450,11 @@ fn collect_maximal(
         }
     }
     if placements.iter().all(|&(_, mask)| used & mask != 0) {
-        let mut layout = chosen.clone();
-        layout.sort_unstable_by(|a, b| b.cmp(a));
-        out.insert(layout);
+        out.insert(canonical(chosen));
     }
 }
 
-/// The layouts a round gives a model's GPUs ([`assign_layouts`]): each GPU's new layout, as an
+/// The layouts a round gives a model's GPUs ([`MigGpu::assign_layouts`]): each GPU's new layout, as an
 /// index into the counts asked for (`None`: left as it is, with no instance in use), and how
 /// many GPUs change layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -371,75 +464,6 @@ pub struct Reassignment {
     /// GPUs whose layout changes: a GPU with a layout before whose new one differs, or a GPU
     /// with none before that gets one.
     pub reconfigured: usize,
-}
-
-/// Gives the GPUs of one model the layouts a round asks for, `wanted[i].1` GPUs of layout
-/// `wanted[i].0`, changing as few GPUs' layouts as possible. `current[g]` is GPU g's layout now
-/// (`None`: not partitioned). Layouts are compared as multisets of sizes: [`MigGpu::place`]
-/// gives one layout the same starts every time, so equal multisets are the same instances.
-///
-/// Exact: a GPU keeps its layout only if that layout is asked for, so at most
-/// `sum over layouts of min(GPUs holding it now, GPUs asked for)` GPUs keep theirs, and the greedy
-/// below keeps exactly that many (each layout's holders first, then the remaining GPUs, by
-/// index). O(G L) for G GPUs and L layouts asked for, with a layout's comparison O(7).
-///
-/// # Errors
-///
-/// [`MigError::Count`] when the counts add up to more GPUs than `current` has.
-pub fn assign_layouts(
-    current: &[Option<Vec<u32>>],
-    wanted: &[(Vec<u32>, usize)],
-) -> Result<Reassignment, MigError> {
-    let total = wanted
-        .iter()
-        .try_fold(0usize, |sum, (_, n)| sum.checked_add(*n))
-        .unwrap_or(usize::MAX);
-    if total > current.len() {
-        return Err(MigError::Count {
-            wanted: total,
-            gpus: current.len(),
-        });
-    }
-    let canonical = |layout: &[u32]| {
-        let mut v = layout.to_vec();
-        v.sort_unstable_by(|a, b| b.cmp(a));
-        v
-    };
-    let wanted_sorted: Vec<Vec<u32>> = wanted.iter().map(|(l, _)| canonical(l)).collect();
-    let mut left: Vec<usize> = wanted.iter().map(|(_, n)| *n).collect();
-    let mut layout_of: Vec<Option<usize>> = vec![None; current.len()];
-    // Pass 1: a GPU whose layout is asked for keeps it while that layout's count lasts.
-    for (g, now) in current.iter().enumerate() {
-        let Some(now) = now else { continue };
-        let now = canonical(now);
-        if let Some(i) = (0..wanted.len()).find(|&i| left[i] > 0 && wanted_sorted[i] == now) {
-            layout_of[g] = Some(i);
-            left[i] -= 1;
-        }
-    }
-    // Pass 2: the layouts still asked for go to the other GPUs, by index.
-    let free: Vec<usize> = (0..current.len())
-        .filter(|&g| layout_of[g].is_none())
-        .collect();
-    let mut free = free.into_iter();
-    for (i, n) in left.iter().enumerate() {
-        for g in free.by_ref().take(*n) {
-            layout_of[g] = Some(i);
-        }
-    }
-    let reconfigured = current
-        .iter()
-        .zip(&layout_of)
-        .filter(|(now, new)| match (now, new) {
-            (Some(now), Some(i)) => canonical(now) != wanted_sorted[*i],
-            (None, Some(_)) => true,
-            (_, None) => false,
-        })
-        .count();
-    Ok(Reassignment {
-        layout_of,
-        reconfigured,
-    })
 }
 
 /// One of MISO's training jobs: a model and batch size, and its mean seconds per iteration on
@@ -494,8 +518,12 @@ impl MigLatencies {
     /// Seconds per iteration of job `job` in a slot of `compute` slices of `gpu` (the GPU the
     /// latencies were measured on): its time on the instance of that size, alone, since an
     /// instance shares nothing with its neighbours. `None` where the job does not fit that
-    /// instance, or `gpu` has no profile of that size.
+    /// instance, `gpu` has no profile of that size, or `gpu` is another model than the one
+    /// measured.
     pub fn seconds_per_iteration(&self, gpu: &MigGpu, job: usize, compute: u32) -> Option<f64> {
+        if gpu.name != self.gpu {
+            return None;
+        }
         let profile = gpu.profiles.iter().find(|p| p.compute == compute)?;
         self.jobs.get(job)?.latency.get(&profile.name).copied()
     }
@@ -635,7 +663,12 @@ mod tests {
                 budget -= n;
                 wanted.push((layout.clone(), n));
             }
-            let got = assign_layouts(&current, &wanted).expect("counts fit");
+            if rng.random_bool(0.3) {
+                // The same layout listed twice.
+                let n = rng.random_range(0..=budget);
+                wanted.push((layouts[0].clone(), n));
+            }
+            let got = gpu.assign_layouts(&current, &wanted).expect("counts fit");
             assert_eq!(
                 got.reconfigured,
                 fewest_reconfigured(&current, &wanted),
@@ -645,8 +678,22 @@ mod tests {
                 assert_eq!(got.layout_of.iter().filter(|&&l| l == Some(i)).count(), *n);
             }
         }
-        let too_many = assign_layouts(&[None], &[(vec![7], 2)]).expect_err("2 of 1");
-        assert!(too_many.to_string().contains("2 GPUs"), "{too_many}");
+        let too_many = gpu
+            .assign_layouts(&[None], &[(vec![7], 2)])
+            .expect_err("2 of 1");
+        assert!(
+            too_many.to_string().contains("2 GPUs, more than its 1"),
+            "{too_many}"
+        );
+        let bad = gpu.assign_layouts(&[None], &[(vec![3, 3, 1], 1)]);
+        assert!(matches!(bad, Err(MigError::Layout { .. })), "{bad:?}");
+        // The same layout listed twice, and an unpartitioned GPU taken before a partitioned one.
+        let current = vec![Some(vec![7]), None, Some(vec![4, 3])];
+        let got = gpu
+            .assign_layouts(&current, &[(vec![3, 4], 1), (vec![4, 3], 1)])
+            .expect("fits");
+        assert_eq!(got.layout_of, vec![None, Some(1), Some(0)]);
+        assert_eq!(got.reconfigured, 1);
     }
 
     #[test]

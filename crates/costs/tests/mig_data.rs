@@ -80,6 +80,7 @@ fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
         .expect("profiles")
         .iter()
         .filter(|p| p["base"].as_bool() == Some(true))
+        .filter(|p| !p["starts"].is_null())
         .flat_map(|p| {
             let compute = p["compute"].as_u64().expect("compute");
             let memory = p["memory"].as_u64().expect("memory");
@@ -228,5 +229,74 @@ fn the_library_places_exactly_the_brute_force_layouts() {
             checked += 1;
         }
     }
-    assert!(checked > 90, "{checked} layouts checked");
+    assert_eq!(
+        checked,
+        3 * 38,
+        "38 multisets of 1, 2, 3, 4, 7 summing to 1-7, per model"
+    );
+}
+
+/// Every multiset of compute sizes of a set of disjoint placements, over every profile of `gpu`
+/// whose starts are sourced (the `+me` and 1g.10gb ones too), by a depth-first search.
+fn layouts_over_all_profiles(gpu: &Value) -> BTreeSet<Vec<u64>> {
+    let memory_slices = gpu["memory_slices"].as_u64().expect("memory slices");
+    let mut placements: Vec<(u64, u64)> = Vec::new();
+    for p in gpu["profiles"].as_array().expect("profiles") {
+        if p["starts"].is_null() {
+            continue;
+        }
+        let compute = p["compute"].as_u64().expect("compute");
+        let memory = p["memory"].as_u64().expect("memory");
+        for start in numbers(&p["starts"]) {
+            if start + memory <= memory_slices {
+                placements.push((compute, ((1u64 << memory) - 1) << start));
+            }
+        }
+    }
+    fn go(
+        placements: &[(u64, u64)],
+        from: usize,
+        used: u64,
+        chosen: &mut Vec<u64>,
+        out: &mut BTreeSet<Vec<u64>>,
+    ) {
+        if !chosen.is_empty() {
+            out.insert(sorted(chosen.iter().copied()));
+        }
+        for i in from..placements.len() {
+            let (compute, mask) = placements[i];
+            if used & mask == 0 {
+                chosen.push(compute);
+                go(placements, i + 1, used | mask, chosen, out);
+                chosen.pop();
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    go(&placements, 0, 0, &mut Vec::new(), &mut out);
+    out
+}
+
+/// The other profiles of a compute size (`+me`, 1g.10gb) take at least the base profile's
+/// memory, so they add no multiset of sizes: the base profiles decide the layouts, as the data
+/// and `MigGpu` assume.
+#[test]
+fn the_base_profiles_decide_the_layouts() {
+    let doc = parse(PROFILES);
+    for gpu in doc["gpus"].as_array().expect("gpus") {
+        if gpu["layouts"].is_null() {
+            continue;
+        }
+        let (all, _) = derive_layouts(gpu);
+        assert_eq!(layouts_over_all_profiles(gpu), all, "{}", gpu["gpu"]);
+        let placements = gpu["maximal_placements"]
+            .as_array()
+            .expect("maximal placements");
+        assert_eq!(
+            placements.len(),
+            19,
+            "{}: maximal placement sets",
+            gpu["gpu"]
+        );
+    }
 }
