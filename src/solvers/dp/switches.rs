@@ -433,9 +433,9 @@ impl Solver for Recorder {
 /// Every round problem the round mechanism gives its solver in `rounds` rounds on the instance
 /// at `path`, every planned throughput realized: one a round, three in a relaxed round (the
 /// infeasible problem, the count problem and the relaxed round). With the feature `highs` the
-/// forced jobs are priced by the long-run LP, the first round's too. The run solves them warm
-/// (each from the last solve's multipliers); they are measured cold, as files are. A round the
-/// default DP cannot plan ends the run.
+/// forced jobs are priced by the long-run LP, the first round's too. The run solves each
+/// round's own problem warm (from what the last round's solve left), the relaxation's cold; all
+/// are measured cold, as files are. A round the default DP cannot plan ends the run.
 fn round_problems(path: &Path, rounds: usize) -> Vec<RoundProblem> {
     let instance = Instance::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let seen = Arc::new(Mutex::new(Vec::new()));
