@@ -23,6 +23,7 @@ use stsfair::{
     SolverConfig, SolverKind,
 };
 use stsfair_costs::generate::{self, GpuSpec};
+use stsfair_costs::mig::{MigError, MigGpu, MigLatencies};
 use stsfair_costs::{GavelThroughputs as Gavel, PredictorConfig, ThroughputModel, predictor};
 
 create_exception!(
@@ -926,6 +927,84 @@ fn gavel_throughputs(seed: u64) -> GavelTable {
     }
 }
 
+/// A refused MIG call (an unknown or unsourced model, a layout the placement rules forbid) as
+/// `ValueError`, with the library's message (it names the model, the layout and the rule).
+fn mig_error(e: MigError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// `stsfair.mig_gpu`: a vendored MIG GPU model (`stsfair_costs::mig::MigGpu`) as a dict:
+/// `name`, `compute_slices`, `memory_slices`, `profiles` (one per compute size: `name`,
+/// `compute`, `memory`, `starts`) and `layouts` (the maximal ones, largest sizes first).
+#[pyfunction]
+fn mig_gpu<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    let gpu = MigGpu::vendored(name).map_err(mig_error)?;
+    let d = PyDict::new(py);
+    d.set_item("name", &gpu.name)?;
+    d.set_item("compute_slices", gpu.compute_slices)?;
+    d.set_item("memory_slices", gpu.memory_slices)?;
+    let profiles = PyList::empty(py);
+    for p in &gpu.profiles {
+        let profile = PyDict::new(py);
+        profile.set_item("name", &p.name)?;
+        profile.set_item("compute", p.compute)?;
+        profile.set_item("memory", p.memory)?;
+        profile.set_item("starts", &p.starts)?;
+        profiles.append(profile)?;
+    }
+    d.set_item("profiles", profiles)?;
+    d.set_item("layouts", gpu.layouts())?;
+    Ok(d)
+}
+
+/// `stsfair.mig_place`: the instances of `layout` (compute sizes, any order) on the model
+/// `name`, largest first, each a dict `profile`, `compute`, `start`, `memory` (memory slices);
+/// `ValueError` naming the rule for a layout the placement rules forbid.
+#[pyfunction]
+fn mig_place<'py>(py: Python<'py>, name: &str, layout: Vec<i64>) -> PyResult<Bound<'py, PyList>> {
+    let gpu = MigGpu::vendored(name).map_err(mig_error)?;
+    let mut sizes = Vec::with_capacity(layout.len());
+    for &size in &layout {
+        match u32::try_from(size) {
+            Ok(s) if s >= 1 => sizes.push(s),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "layout: a size is a number of compute slices, a whole number >= 1 (got {size})"
+                )));
+            }
+        }
+    }
+    let slots = gpu.place(&sizes).map_err(mig_error)?;
+    let out = PyList::empty(py);
+    for slot in slots {
+        let d = PyDict::new(py);
+        d.set_item("profile", slot.profile)?;
+        d.set_item("compute", slot.compute)?;
+        d.set_item("start", slot.start)?;
+        d.set_item("memory", slot.memory)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// `stsfair.mig_latencies`: MISO's measured jobs on the A100-40GB, each a dict `name`, `model`,
+/// `batch` and `latency` (mean seconds per iteration by profile name; a profile the job does not
+/// fit is absent).
+#[pyfunction]
+fn mig_latencies<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let data = MigLatencies::vendored().map_err(mig_error)?;
+    let out = PyList::empty(py);
+    for job in &data.jobs {
+        let d = PyDict::new(py);
+        d.set_item("name", job.name())?;
+        d.set_item("model", &job.model)?;
+        d.set_item("batch", job.batch)?;
+        d.set_item("latency", job.latency.clone())?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// The solver names of this build (`dp`, `dp-dense`, `brute`; `ilp` and `dp+ilp` with HiGHS).
 #[pyfunction]
 fn solvers() -> Vec<&'static str> {
@@ -946,6 +1025,9 @@ fn _stsfair(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(gavel_throughputs, m)?)?;
     m.add_function(wrap_pyfunction!(solvers, m)?)?;
+    m.add_function(wrap_pyfunction!(mig_gpu, m)?)?;
+    m.add_function(wrap_pyfunction!(mig_place, m)?)?;
+    m.add_function(wrap_pyfunction!(mig_latencies, m)?)?;
     m.add_class::<Scheduler>()?;
     m.add_class::<GavelTable>()?;
     Ok(())

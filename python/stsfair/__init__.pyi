@@ -10,6 +10,9 @@ from ._stsfair import StsPolicy as StsPolicy
 from ._stsfair import VerifyError as VerifyError
 from ._stsfair import __version__ as __version__
 from ._stsfair import gavel_throughputs as gavel_throughputs
+from ._stsfair import mig_gpu as mig_gpu
+from ._stsfair import mig_latencies as mig_latencies
+from ._stsfair import mig_place as mig_place
 from ._stsfair import solve as solve
 from ._stsfair import solvers as solvers
 from ._stsfair import verify as verify
@@ -25,6 +28,9 @@ __all__ = [
     "VerifyError",
     "__version__",
     "gavel_throughputs",
+    "mig_gpu",
+    "mig_latencies",
+    "mig_place",
     "solve",
     "solvers",
     "verify",

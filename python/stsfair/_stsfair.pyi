@@ -87,6 +87,15 @@ class GavelThroughputs:
 def gavel_throughputs(seed: int = 0) -> GavelThroughputs:
     """The bundled Gavel table; `seed` seeds the predictor of unmeasured pairs (as `gen --gavel --seed`)."""
 
+def mig_gpu(name: str) -> Dict[str, Any]:
+    """A vendored MIG GPU model ("a100-40gb", "a100-80gb", "h100-80gb"): name, compute_slices, memory_slices, profiles (name, compute, memory, starts; one per compute size) and layouts (the maximal ones). ValueError for an unknown or unsourced model."""
+
+def mig_place(name: str, layout: Sequence[int]) -> List[Dict[str, Any]]:
+    """The instances of a layout (compute sizes) on the model, largest first: profile, compute, start and memory (memory slices). ValueError naming the model, the layout and the rule for a layout the placement rules forbid."""
+
+def mig_latencies() -> List[Dict[str, Any]]:
+    """MISO's 32 jobs measured on the A100-40GB: name, model, batch, latency (mean seconds per iteration by profile; a profile the job does not fit is absent)."""
+
 class StsPolicy:
     """The library's round policy (stsfair::policy::StsPolicy): events in, a plan out."""
     def __init__(

@@ -8,7 +8,7 @@ from conftest import REPO
 
 NAMES = ["solve", "verify", "InstanceError", "VerifyError", "SolveError", "SchedulerError",
          "RoundScheduler", "GavelThroughputs", "gavel_throughputs", "solvers", "__version__",
-         "StsPolicy", "PolicyError"]
+         "StsPolicy", "PolicyError", "mig_gpu", "mig_place", "mig_latencies"]
 
 
 def test_fixed_names_are_exported():
