@@ -150,6 +150,11 @@ struct ProfileDoc {
     base: Option<bool>,
 }
 
+/// The bundled profile tables, parsed.
+fn profiles_doc() -> Result<ProfilesDoc, MigError> {
+    serde_json::from_str(PROFILES).map_err(|e| MigError::Data(e.to_string()))
+}
+
 impl MigGpu {
     /// The vendored GPU models' names, in the data's order.
     ///
@@ -157,9 +162,7 @@ impl MigGpu {
     ///
     /// [`MigError::Data`] if the bundled file does not parse (a build defect).
     pub fn vendored_names() -> Result<Vec<String>, MigError> {
-        let doc: ProfilesDoc =
-            serde_json::from_str(PROFILES).map_err(|e| MigError::Data(e.to_string()))?;
-        Ok(doc.gpus.into_iter().map(|g| g.gpu).collect())
+        Ok(profiles_doc()?.gpus.into_iter().map(|g| g.gpu).collect())
     }
 
     /// The vendored GPU model `name` (`a100-40gb`, `a100-80gb`, `h100-80gb`, ...).
@@ -169,8 +172,7 @@ impl MigGpu {
     /// [`MigError::UnknownGpu`] for a name not in the data, [`MigError::NotSourced`] for a model
     /// whose start positions are not sourced.
     pub fn vendored(name: &str) -> Result<MigGpu, MigError> {
-        let doc: ProfilesDoc =
-            serde_json::from_str(PROFILES).map_err(|e| MigError::Data(e.to_string()))?;
+        let doc = profiles_doc()?;
         let known = doc
             .gpus
             .iter()

@@ -69,17 +69,16 @@ fn latencies_are_positive_and_fit_is_monotone_in_memory() {
     assert_eq!(fits, [21, 28, 32, 32, 32]);
 }
 
-/// Every set of base instances whose memory ranges [start, start + memory) do not overlap,
-/// as multisets of compute slices: all of them, and those of the maximal sets.
-fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
+/// Each placement of a profile of `gpu` whose starts are sourced (only the base profiles, one
+/// per compute size, with `base_only`): its compute slices and its memory slices as a bit mask.
+/// A placement past the last memory slice fits in no set and is left out.
+fn placements(gpu: &Value, base_only: bool) -> Vec<(u64, u64)> {
     let memory_slices = gpu["memory_slices"].as_u64().expect("memory slices");
-    // Each placement of a base profile: its compute slices and its memory slices as a bit mask
-    // (a placement past the last memory slice fits in no set).
-    let slots: Vec<(u64, u64)> = gpu["profiles"]
+    gpu["profiles"]
         .as_array()
         .expect("profiles")
         .iter()
-        .filter(|p| p["base"].as_bool() == Some(true))
+        .filter(|p| !base_only || p["base"].as_bool() == Some(true))
         .filter(|p| !p["starts"].is_null())
         .flat_map(|p| {
             let compute = p["compute"].as_u64().expect("compute");
@@ -89,7 +88,13 @@ fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
                 .filter(move |&start| start + memory <= memory_slices)
                 .map(move |start| (compute, ((1u64 << memory) - 1) << start))
         })
-        .collect();
+        .collect()
+}
+
+/// Every set of base instances whose memory ranges [start, start + memory) do not overlap,
+/// as multisets of compute slices: all of them, and those of the maximal sets.
+fn derive_layouts(gpu: &Value) -> (BTreeSet<Vec<u64>>, BTreeSet<Vec<u64>>) {
+    let slots = placements(gpu, true);
     let mut all = BTreeSet::new();
     let mut maximal = BTreeSet::new();
     for set in 1u32..(1 << slots.len()) {
@@ -239,20 +244,7 @@ fn the_library_places_exactly_the_brute_force_layouts() {
 /// Every multiset of compute sizes of a set of disjoint placements, over every profile of `gpu`
 /// whose starts are sourced (the `+me` and 1g.10gb ones too), by a depth-first search.
 fn layouts_over_all_profiles(gpu: &Value) -> BTreeSet<Vec<u64>> {
-    let memory_slices = gpu["memory_slices"].as_u64().expect("memory slices");
-    let mut placements: Vec<(u64, u64)> = Vec::new();
-    for p in gpu["profiles"].as_array().expect("profiles") {
-        if p["starts"].is_null() {
-            continue;
-        }
-        let compute = p["compute"].as_u64().expect("compute");
-        let memory = p["memory"].as_u64().expect("memory");
-        for start in numbers(&p["starts"]) {
-            if start + memory <= memory_slices {
-                placements.push((compute, ((1u64 << memory) - 1) << start));
-            }
-        }
-    }
+    let every = placements(gpu, false);
     fn go(
         placements: &[(u64, u64)],
         from: usize,
@@ -273,7 +265,7 @@ fn layouts_over_all_profiles(gpu: &Value) -> BTreeSet<Vec<u64>> {
         }
     }
     let mut out = BTreeSet::new();
-    go(&placements, 0, 0, &mut Vec::new(), &mut out);
+    go(&every, 0, 0, &mut Vec::new(), &mut out);
     out
 }
 

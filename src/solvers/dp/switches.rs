@@ -556,17 +556,17 @@ fn regime_switches() {
     let mut wrong = Vec::new();
     let mut rows = Vec::new();
     let mut all: Vec<Vec<Totals>> = Vec::new();
+    // A family's rows of the per-family table, and its totals for the summary.
+    let mut tabulate = |label: String, totals: Vec<Totals>| {
+        for (c, (name, _)) in configs.iter().enumerate().skip(1) {
+            rows.push(row(&label, name, &totals[c]));
+        }
+        all.push(totals);
+    };
     for (family, files) in families(&spec) {
         let problems = file_problems(&files);
         let totals = measure_family(&configs, problems, runs.max(1), &mut wrong);
-        all.push(totals.clone());
-        for (c, (name, _)) in configs.iter().enumerate().skip(1) {
-            rows.push(row(
-                &format!("{family} ({})", files.len()),
-                name,
-                &totals[c],
-            ));
-        }
+        tabulate(format!("{family} ({})", files.len()), totals);
     }
     let round_count: usize = env_or("STSFAIR_SWITCH_ROUND_COUNT", "10")
         .parse()
@@ -586,10 +586,7 @@ fn regime_switches() {
             .enumerate()
             .map(|(i, p)| (format!("{family} solve {i}"), p));
         let totals = measure_family(&configs, labelled, runs.max(1), &mut wrong);
-        for (c, (name, _)) in configs.iter().enumerate().skip(1) {
-            rows.push(row(&format!("{family} rounds ({count})"), name, &totals[c]));
-        }
-        all.push(totals);
+        tabulate(format!("{family} rounds ({count})"), totals);
     }
     for w in &wrong {
         println!("DIFFERS: {w}");
